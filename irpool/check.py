@@ -1,0 +1,312 @@
+"""`irpool check`: compare the declared `<dim>`s of an IR with the shapes openvino would infer.
+
+openvino's reader ignores port dims and re-infers them silently; this module says, per layer and
+per dim, where the file and the rules disagree, with the formula and its numbers.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from .frontends import ir_xml
+from .model import Dim, Graph, Layer, Port, Shape, format_shape
+from .shapes import Inference, PoolingLayer, infer
+
+SCHEMA = "irpool.check/1"
+
+FindingKind = Literal["output-dim", "rank", "edge", "parameter", "type"]
+
+
+@dataclass(frozen=True)
+class Finding:
+    kind: FindingKind
+    file: str
+    line: int | None
+    layer: str
+    layer_id: int | None
+    op: str
+    version: str | None
+    port: int | None
+    axis: int | None
+    declared: str
+    inferred: str
+    message: str
+    formula: str | None = None
+
+    def location(self) -> str:
+        loc = f"{self.file}:{self.line}" if self.line is not None else self.file
+        detail = ", ".join(
+            p
+            for p in (
+                self.op,
+                self.version,
+                f"id={self.layer_id}" if self.layer_id is not None else None,
+            )
+            if p
+        )
+        return f'{loc}: layer "{self.layer}" ({detail})'
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "kind": self.kind,
+            "file": self.file,
+            "line": self.line,
+            "layer": self.layer,
+            "layer_id": self.layer_id,
+            "type": self.op,
+            "version": self.version,
+            "port": self.port,
+            "axis": self.axis,
+            "declared": self.declared,
+            "inferred": self.inferred,
+            "formula": self.formula,
+            "message": self.message,
+        }
+
+
+@dataclass
+class LayerResult:
+    pooling: PoolingLayer
+    findings: list[Finding] = field(default_factory=list)
+
+
+@dataclass
+class CheckReport:
+    path: str
+    graph: Graph
+    inference: Inference
+    layers: list[LayerResult]
+    findings: list[Finding]
+
+    @property
+    def ok(self) -> bool:
+        return not self.findings
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "file": self.path,
+            "kind": "fragments" if self.graph.fragment else f"IR v{self.graph.ir_version}",
+            "ok": self.ok,
+            "pooling_layers": [
+                {
+                    "layer": r.pooling.layer.label,
+                    "layer_id": r.pooling.layer.id,
+                    "line": r.pooling.layer.line,
+                    "type": r.pooling.layer.type,
+                    "version": r.pooling.layer.version,
+                    "op": r.pooling.spec.label,
+                    "input": format_shape(r.pooling.input_shape),
+                    "output": format_shape(r.pooling.output_shape),
+                    "formulas": list(r.pooling.formulas),
+                    "notes": list(r.pooling.notes),
+                    "ok": not r.findings,
+                }
+                for r in self.layers
+            ],
+            "unverified": dict(Counter(la.type for la in self.inference.unverified)),
+            "findings": [f.to_json() for f in self.findings],
+        }
+
+
+def dim_agrees(declared: int, inferred: Dim) -> bool:
+    """A declared dim agrees when it equals the static size, or is -1 for a non-static dim."""
+    if declared == -1:
+        return not inferred.is_static
+    return inferred.is_static and inferred.lo == declared
+
+
+def _declared_text(dims: tuple[int, ...]) -> str:
+    return "[" + ",".join(str(d) for d in dims) + "]"
+
+
+def _finding(
+    layer: Layer,
+    kind: FindingKind,
+    port: Port | None,
+    axis: int | None,
+    declared: str,
+    inferred: str,
+    message: str,
+    formula: str | None = None,
+    line: int | None = None,
+) -> Finding:
+    return Finding(
+        kind=kind,
+        file=layer.file or "",
+        line=line if line is not None else (port.line if port is not None else layer.line),
+        layer=layer.label,
+        layer_id=layer.id,
+        op=layer.type,
+        version=layer.version,
+        port=port.id if port is not None else None,
+        axis=axis,
+        declared=declared,
+        inferred=inferred,
+        message=message,
+        formula=formula,
+    )
+
+
+def compare_port(
+    layer: Layer,
+    port: Port,
+    inferred: Shape | None,
+    formulas: tuple[str, ...] = (),
+    what: str = "output",
+) -> list[Finding]:
+    """Findings for one port whose dims are declared: rank, then each dim."""
+    if inferred is None or port.dims is None:
+        return []
+    if len(port.dims) != len(inferred):
+        return [
+            _finding(
+                layer,
+                "rank",
+                port,
+                None,
+                _declared_text(port.dims),
+                format_shape(inferred),
+                f"{what} port {port.id} declares {len(port.dims)} dims "
+                f"{_declared_text(port.dims)}; inferred rank {len(inferred)} "
+                f"{format_shape(inferred)}",
+            )
+        ]
+    found: list[Finding] = []
+    for axis, (d, dim) in enumerate(zip(port.dims, inferred, strict=True)):
+        if dim_agrees(d, dim):
+            continue
+        formula = formulas[axis - 2] if axis >= 2 and axis - 2 < len(formulas) else None
+        line = port.dim_lines[axis] if axis < len(port.dim_lines) else port.line
+        found.append(
+            _finding(
+                layer,
+                "output-dim" if what == "output" else "parameter",
+                port,
+                axis,
+                str(d),
+                str(dim),
+                f"{what} port {port.id}, dim {axis}: declared {d}, inferred {dim}",
+                formula,
+                line,
+            )
+        )
+    return found
+
+
+def _edge_findings(graph: Graph) -> list[Finding]:
+    found: list[Finding] = []
+    for e in graph.edges:
+        src, dst = graph.layer(e.from_layer), graph.layer(e.to_layer)
+        out, inp = src.output_port(e.from_port), dst.input_port(e.to_port)
+        if out is None or inp is None or out.dims is None or inp.dims is None:
+            continue
+        if out.dims != inp.dims:
+            found.append(
+                _finding(
+                    dst,
+                    "edge",
+                    inp,
+                    None,
+                    _declared_text(inp.dims),
+                    _declared_text(out.dims),
+                    f"input port {inp.id} declares {_declared_text(inp.dims)}, but the edge from "
+                    f'"{src.label}" port {out.id} (line {out.line}) declares '
+                    f"{_declared_text(out.dims)}",
+                    line=inp.line,
+                )
+            )
+    return found
+
+
+def check_graph(graph: Graph) -> CheckReport:
+    """Infer shapes and compare every declared dim of the graph with them."""
+    inference = infer(graph)
+    findings: list[Finding] = []
+    results: list[LayerResult] = []
+    by_index = {pl.layer.index: pl for pl in inference.pooling}
+    for layer in graph.layers:
+        if layer.index in by_index:
+            pl = by_index[layer.index]
+            result = LayerResult(pl)
+            for port in layer.outputs:
+                result.findings.extend(compare_port(layer, port, pl.output_shape, pl.formulas))
+            if graph.ir_version == 11:
+                result.findings.extend(_type_findings(layer, inference))
+            results.append(result)
+            findings.extend(result.findings)
+        elif layer.type.lower() == "parameter" and layer.data.get("shape") is not None:
+            shape = inference.parameter_shapes.get(layer.index)
+            for port in layer.outputs:
+                findings.extend(compare_port(layer, port, shape, what="output"))
+    findings.extend(_edge_findings(graph))
+    findings.sort(key=lambda f: (f.line or 0, f.axis or 0))
+    return CheckReport(graph.path, graph, inference, results, findings)
+
+
+def _type_findings(layer: Layer, inference: Inference) -> list[Finding]:
+    found = []
+    for port in layer.outputs:
+        inferred = inference.element_types.get((layer.index, port.id))
+        if inferred and port.element_type and inferred != port.element_type:
+            found.append(
+                _finding(
+                    layer,
+                    "type",
+                    port,
+                    None,
+                    port.element_type,
+                    inferred,
+                    f"output port {port.id} declares element type {port.element_type}; "
+                    f"inferred {inferred}",
+                )
+            )
+    return found
+
+
+def check_file(path: str) -> CheckReport:
+    """Read an IR file and check it."""
+    return check_graph(ir_xml.load(path))
+
+
+def format_report(report: CheckReport, verbose: bool = False) -> str:
+    """Human-readable report: a line per pooling layer, details for each disagreement."""
+    lines: list[str] = []
+    g = report.graph
+    kind = "layer fragments" if g.fragment else f"IR v{g.ir_version} net"
+    lines.append(f"{report.path}: {kind}, {len(report.layers)} pooling layer(s)")
+    for r in report.layers:
+        pl = r.pooling
+        la = pl.layer
+        head = f'{report.path}:{la.line}: layer "{la.label}" ({pl.spec.label})'
+        shapes = f"{format_shape(pl.input_shape)} -> {format_shape(pl.output_shape)}"
+        if not r.findings:
+            lines.append(f"  ok    {head} {shapes}")
+        for f in r.findings:
+            lines.append(
+                f'  FAIL  {report.path}:{f.line}: layer "{la.label}" ({pl.spec.label}): {f.message}'
+            )
+            if f.formula:
+                lines.append(f"          {f.formula}")
+        if verbose or r.findings:
+            lines.extend(f"          note: {note}" for note in pl.notes)
+        if verbose and not r.findings:
+            lines.extend(
+                f"          dim {axis + 2}: {formula}" for axis, formula in enumerate(pl.formulas)
+            )
+    for f in report.findings:
+        if f.kind in ("edge", "parameter"):
+            lines.append(f"  FAIL  {f.location()}: {f.message}")
+    unverified = Counter(la.type for la in report.inference.unverified)
+    if unverified:
+        listed = ", ".join(f"{t} x{n}" for t, n in sorted(unverified.items()))
+        lines.append(f"  unverified (other layer types, taken as declared): {listed}")
+    if report.findings:
+        places = len({(f.layer, f.layer_id, f.port) for f in report.findings})
+        lines.append(
+            f"{report.path}: {len(report.findings)} declared dim(s) disagree at {places} port(s)"
+        )
+    else:
+        lines.append(f"{report.path}: all declared shapes agree")
+    return "\n".join(lines)

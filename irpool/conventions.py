@@ -1,0 +1,101 @@
+"""Conventions: the runtime-specific choices of OpenVINO, ONNX (onnxruntime) and PyTorch.
+
+An op's attributes say what a layer means; a convention says how one runtime resolves what the
+attributes leave open.  Every field cites the measurement in docs/semantics.md (D1-D15 refer to
+the divergence list there).  IR layers default to `openvino`, ONNX nodes to `onnx`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from .errors import UsageError
+
+DivisorRule = Literal["full_if_any_pad", "declared"]
+NanMax = Literal["ignore", "first", "propagate"]
+EmptyMean = Literal["nan", "zero"]
+EmptyMax = Literal["lowest", "-inf"]
+IntMean = Literal["half_even", "trunc"]
+
+
+@dataclass(frozen=True)
+class Convention:
+    name: str
+    title: str
+    ceil_keeps_window_in_pad: bool
+    """`ceil` keeps a last window that starts in the right padding (OpenVINO `ceil`, D2);
+    onnxruntime and PyTorch drop it for every opset."""
+    count_pad_divisor: DivisorRule
+    """With padding counted: OpenVINO divides every window by the kernel volume as soon as any
+    pad is non-zero, ceil overhang included (D1, D1c, D1d); onnxruntime and PyTorch count the
+    declared pads but not the ceil overhang."""
+    empty_mean: EmptyMean
+    """A mean window with no tap in the input: OpenVINO CPU gives NaN (0/0); PyTorch gives 0."""
+    empty_max: EmptyMax
+    """A max window with no tap in the input: OpenVINO gives the lowest finite value of its
+    f32 compute type (f16 outputs show -inf); PyTorch starts from -inf."""
+    nan_max: NanMax
+    """NaN in a max window (D8): OpenVINO never selects it; onnxruntime keeps it only when it is
+    the first in-input tap (its index path); PyTorch propagates it and points at the last NaN."""
+    int_mean: IntMean
+    """Integer mean (D9): OpenVINO CPU rounds half to even; PyTorch int64 truncates."""
+    same_pads_dilated: bool
+    """SAME_* pads from the dilated kernel (OpenVINO, the ONNX spec) or from the undilated one
+    (onnxruntime, D4)."""
+    narrow_int64: bool
+    """OpenVINO's CPU plugin runs i64 pooling in i32: inputs wrap to 32 bits (measured)."""
+
+
+OPENVINO = Convention(
+    name="openvino",
+    title="OpenVINO (CPU plugin)",
+    ceil_keeps_window_in_pad=True,
+    count_pad_divisor="full_if_any_pad",
+    empty_mean="nan",
+    empty_max="lowest",
+    nan_max="ignore",
+    int_mean="half_even",
+    same_pads_dilated=True,
+    narrow_int64=True,
+)
+
+ONNX = Convention(
+    name="onnx",
+    title="ONNX (onnxruntime)",
+    ceil_keeps_window_in_pad=False,
+    count_pad_divisor="declared",
+    empty_mean="nan",
+    empty_max="lowest",
+    nan_max="first",
+    int_mean="half_even",
+    same_pads_dilated=False,
+    narrow_int64=False,
+)
+
+TORCH = Convention(
+    name="torch",
+    title="PyTorch",
+    ceil_keeps_window_in_pad=False,
+    count_pad_divisor="declared",
+    empty_mean="zero",
+    empty_max="-inf",
+    nan_max="propagate",
+    int_mean="trunc",
+    same_pads_dilated=True,
+    narrow_int64=False,
+)
+
+CONVENTIONS: dict[str, Convention] = {c.name: c for c in (OPENVINO, ONNX, TORCH)}
+
+
+def get(name: str | Convention) -> Convention:
+    """The convention called `name` (openvino, onnx, torch)."""
+    if isinstance(name, Convention):
+        return name
+    try:
+        return CONVENTIONS[name.lower()]
+    except KeyError:
+        raise UsageError(
+            f"unknown convention {name!r}; expected one of {', '.join(CONVENTIONS)}"
+        ) from None

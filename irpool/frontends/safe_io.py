@@ -1,0 +1,143 @@
+"""Reading user files without surprises: regular files only, bounded size, no decompression."""
+
+from __future__ import annotations
+
+import codecs
+import errno
+import os
+import re
+import stat
+
+from ..errors import IrParseError, LimitError, Where
+
+DEFAULT_MAX_XML_BYTES = 512 * 1024 * 1024
+"""Largest XML file irpool reads (512 MiB); `IRPOOL_MAX_XML_BYTES` changes it."""
+
+_COMPRESSED = (
+    (b"\x1f\x8b", "gzip"),
+    (b"\xfd7zXZ\x00", "xz"),
+    (b"BZh", "bzip2"),
+    (b"\x28\xb5\x2f\xfd", "zstd"),
+    (b"PK\x03\x04", "zip"),
+    (b"\x5d\x00\x00", "lzma"),
+)
+
+
+def max_xml_bytes() -> int:
+    raw = os.environ.get("IRPOOL_MAX_XML_BYTES")
+    if raw is None:
+        return DEFAULT_MAX_XML_BYTES
+    try:
+        return max(1, int(raw))
+    except ValueError:
+        return DEFAULT_MAX_XML_BYTES
+
+
+def _kind(mode: int) -> str:
+    if stat.S_ISDIR(mode):
+        return "a directory"
+    if stat.S_ISFIFO(mode):
+        return "a FIFO (named pipe)"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    return "not a regular file"
+
+
+def read_regular_file(path: str, limit: int, what: str = "model") -> bytes:
+    """The bytes of `path`, which must be a regular file of at most `limit` bytes.
+
+    The file is opened non-blocking and checked with fstat before anything is read, so a FIFO
+    or a device is refused without waiting on it or reading from it.
+    """
+    where = Where(file=path)
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        raise IrParseError(f"{what} file not found", where) from None
+    except OSError as e:
+        raise IrParseError(f"cannot access {what} file: {e.strerror}", where) from None
+    if not stat.S_ISREG(st.st_mode):
+        raise IrParseError(f"{what} path is {_kind(st.st_mode)}; expected a regular file", where)
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except OSError as e:
+        if e.errno == errno.EACCES:
+            raise IrParseError(f"permission denied reading {what} file", where) from None
+        raise IrParseError(f"cannot open {what} file: {e.strerror}", where) from None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise IrParseError(
+                f"{what} path is {_kind(st.st_mode)}; expected a regular file", where
+            )
+        if st.st_size > limit:
+            raise LimitError(
+                f"{what} file is {st.st_size} bytes, above the limit of {limit} bytes "
+                "(set IRPOOL_MAX_XML_BYTES to raise it)",
+                where,
+            )
+        chunks: list[bytes] = []
+        total = 0
+        while True:
+            chunk = os.read(fd, 1 << 20)
+            if not chunk:
+                break
+            total += len(chunk)
+            if total > limit:
+                raise LimitError(f"{what} file grew above the limit of {limit} bytes", where)
+            chunks.append(chunk)
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
+
+
+def refuse_compressed(data: bytes, path: str) -> None:
+    for magic, name in _COMPRESSED:
+        if data.startswith(magic):
+            raise IrParseError(
+                f"file is {name}-compressed; irpool does not inflate files, decompress it first",
+                Where(file=path),
+            )
+
+
+_DECL_ENCODING = re.compile(rb"""^<\?xml[^>]*?encoding\s*=\s*["']([A-Za-z0-9._-]+)["']""")
+
+
+def decode_xml(data: bytes, path: str) -> str:
+    """The text of an XML file: BOM first, then the declared encoding, else UTF-8."""
+    where = Where(file=path)
+    if data.startswith(codecs.BOM_UTF32_LE) or data.startswith(codecs.BOM_UTF32_BE):
+        encoding, body = "utf-32", data
+    elif data.startswith(codecs.BOM_UTF8):
+        encoding, body = "utf-8", data[len(codecs.BOM_UTF8) :]
+    elif data.startswith(codecs.BOM_UTF16_LE) or data.startswith(codecs.BOM_UTF16_BE):
+        encoding, body = "utf-16", data
+    elif data.startswith(b"<\x00?\x00") or data.startswith(b"<\x00"):
+        encoding, body = "utf-16-le", data
+    elif data.startswith(b"\x00<"):
+        encoding, body = "utf-16-be", data
+    else:
+        m = _DECL_ENCODING.match(data.lstrip()[:512])
+        encoding = m.group(1).decode("ascii").lower() if m else "utf-8"
+        body = data
+    try:
+        codecs.lookup(encoding)
+    except LookupError:
+        raise IrParseError(
+            f"unknown encoding {encoding!r} in the XML declaration; expected UTF-8, UTF-16 "
+            "or a standard encoding such as ISO-8859-1",
+            where,
+        ) from None
+    try:
+        text = body.decode(encoding)
+    except UnicodeDecodeError as e:
+        line = body[: e.start].count(b"\n") + 1 if "8" in encoding else None
+        raise IrParseError(
+            f"bytes are not valid {encoding.upper()} (byte {e.start}: {e.reason})",
+            Where(file=path, line=line),
+        ) from None
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    return text

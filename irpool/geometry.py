@@ -1,0 +1,356 @@
+"""Pure integer rules of pooling: pads after auto_pad, output sizes (also on intervals), PoolPlan.
+
+Everything that decides a number is resolved here, before the kernel runs.  The same functions
+serve `check` (shapes, with interval dims) and `run` (a PoolPlan for a static input shape).
+
+Per spatial axis: input size n, window k, stride s, dilation d, pads (pb, pe),
+k_eff = (k - 1) * d + 1.  Window j covers input positions j*s - pb + t*d for t in 0..k-1.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+from . import conventions as conv
+from .conventions import Convention, IntMean, NanMax
+from .errors import ShapeError, SpecError
+from .model import Dim
+
+Reduce = Literal["max", "mean"]
+AutoPad = Literal["explicit", "same_upper", "same_lower", "valid"]
+Rounding = Literal["floor", "ceil", "ceil_torch"]
+ShapeRule = Literal["floor", "ceil", "ceil_drop"]
+Divisor = Literal["none", "in_input", "declared", "full"]
+Empty = Literal["nan", "zero", "lowest", "-inf"]
+Pads = tuple[tuple[int, int], ...]
+
+SHAPE_RULE_TEXT: dict[ShapeRule, str] = {
+    "floor": "floor",
+    "ceil": "ceil (a last window starting in the right padding is kept)",
+    "ceil_drop": "ceil, dropping a last window that would start in the right padding",
+}
+
+
+@dataclass(frozen=True)
+class PoolParams:
+    """What one pooling op instance asks for, in irpool's own terms (no wire spellings).
+
+    Built by the op tables of each front end from the attributes of a layer or node.
+    """
+
+    op: str
+    reduce: Reduce
+    window: tuple[int, ...]
+    strides: tuple[int, ...]
+    dilations: tuple[int, ...]
+    pads: Pads
+    auto_pad: AutoPad = "explicit"
+    rounding: Rounding = "floor"
+    count_pad: bool = False
+    indices: bool = False
+    index_axis: int = 0
+    column_major: bool = False
+    index_dtype: str = "int64"
+    divisor_override: Literal["full"] | None = None
+    openvino_checks: bool = False
+    notes: tuple[str, ...] = field(default=(), compare=False)
+
+    @property
+    def rank(self) -> int:
+        """Number of spatial axes."""
+        return len(self.window)
+
+
+def dilated(window: int, dilation: int) -> int:
+    """Extent of a dilated window: (k - 1) * d + 1."""
+    return (window - 1) * dilation + 1
+
+
+def ceil_div(a: int, b: int) -> int:
+    return -(-a // b)
+
+
+def same_pads(n: int, window: int, stride: int, dilation: int, upper: bool) -> tuple[int, int]:
+    """SAME pads: total = max(0, (ceil(n/s) - 1)*s + k_eff - n); the odd one goes to the end
+    for same_upper and to the beginning for same_lower."""
+    total = max(0, (ceil_div(n, stride) - 1) * stride + dilated(window, dilation) - n)
+    small = total // 2
+    return (small, total - small) if upper else (total - small, small)
+
+
+def shape_rule(rounding: Rounding, convention: Convention) -> ShapeRule:
+    """The output-size rule a rounding attribute means under a convention."""
+    if rounding == "floor":
+        return "floor"
+    if rounding == "ceil_torch" or not convention.ceil_keeps_window_in_pad:
+        return "ceil_drop"
+    return "ceil"
+
+
+def out_size(n: int, k_eff: int, stride: int, pb: int, pe: int, rule: ShapeRule) -> int:
+    """Output length: floor or ceil((n + pb + pe - k_eff) / s) + 1, the ceil_drop rule giving one
+    less when the last window would start at or after n + pb (in the right padding).
+    The span n + pb + pe - k_eff is taken as at least 0 (interval bounds clamp at 0), and
+    with n + pb = 0 (only a dynamic lower bound) nothing is dropped, as in openvino, whose
+    unsigned `n + pb - 1` wraps around there."""
+    span = max(0, n + pb + pe - k_eff)
+    if rule == "floor":
+        return span // stride + 1
+    q = ceil_div(span, stride)
+    if rule == "ceil_drop" and q * stride >= n + pb > 0:
+        return q
+    return q + 1
+
+
+def size_formula(
+    n: int, window: int, stride: int, dilation: int, pb: int, pe: int, rule: ShapeRule
+) -> str:
+    """The output size formula with its numbers: `ceil((32 + 0 + 1 - 2) / 2) + 1 = 16`."""
+    k_eff = dilated(window, dilation)
+    k_text = str(k_eff) if dilation == 1 else f"{k_eff} [k_eff = ({window} - 1) * {dilation} + 1]"
+    fn = "floor" if rule == "floor" else "ceil"
+    span = n + pb + pe - k_eff
+    value = (span // stride if rule == "floor" else ceil_div(span, stride)) + 1
+    text = f"{fn}(({n} + {pb} + {pe} - {k_text}) / {stride}) + 1 = {value}"
+    if rule == "ceil_drop":
+        q = value - 1
+        if q * stride >= n + pb:
+            text += (
+                f"; minus 1 = {q}, as the last window would start at {q} * {stride} - {pb} = "
+                f"{q * stride - pb} >= {n} (in the right padding)"
+            )
+    return text
+
+
+def pads_formula(n: int, window: int, stride: int, dilation: int, upper: bool) -> str:
+    k_eff = dilated(window, dilation)
+    pb, pe = same_pads(n, window, stride, dilation, upper)
+    total = pb + pe
+    return (
+        f"{'same_upper' if upper else 'same_lower'}: total pad = max(0, (ceil({n} / {stride}) - 1)"
+        f" * {stride} + {k_eff} - {n}) = {total} -> begin {pb}, end {pe}"
+    )
+
+
+# -- intervals ---------------------------------------------------------------------------------
+
+
+def out_dim(params: PoolParams, axis: int, n: Dim, rule: ShapeRule, convention: Convention) -> Dim:
+    """Output dim on interval bounds, as openvino's shape inference computes it.
+
+    Explicit and valid padding work on each bound (an unbounded upper bound stays unbounded);
+    same_upper/same_lower on a non-static dim give a fully dynamic dim, since the pads would
+    differ between the bounds.
+    """
+    if params.auto_pad in ("same_upper", "same_lower") and not n.is_static:
+        return Dim.dynamic()
+    pb, pe = axis_pads(params, axis, n.lo, convention)
+    k_eff = dilated(params.window[axis], params.dilations[axis])
+    stride = params.strides[axis]
+    lo = out_size(n.lo, k_eff, stride, pb, pe, rule)
+    hi = None if n.hi is None else out_size(n.hi, k_eff, stride, pb, pe, rule)
+    return Dim(lo, hi)
+
+
+# -- the plan ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class AxisPlan:
+    """One spatial axis of a plan, all plain integers."""
+
+    size: int
+    window: int
+    stride: int
+    dilation: int
+    pad_begin: int
+    pad_end: int
+    out: int
+
+    @property
+    def k_eff(self) -> int:
+        return dilated(self.window, self.dilation)
+
+    def start(self, j: int) -> int:
+        """Input position of the first tap of window j (negative in the left padding)."""
+        return j * self.stride - self.pad_begin
+
+    def taps(self, j: int) -> list[int]:
+        return [self.start(j) + t * self.dilation for t in range(self.window)]
+
+    def in_input(self, j: int) -> int:
+        return sum(1 for p in self.taps(j) if 0 <= p < self.size)
+
+    def declared(self, j: int) -> int:
+        """Taps within the declared pads (the ceil overhang beyond pad_end not counted)."""
+        return sum(1 for p in self.taps(j) if -self.pad_begin <= p < self.size + self.pad_end)
+
+    def tap_range(self, t: int) -> tuple[int, int]:
+        """Half-open range of windows j whose tap t lies inside the input."""
+        offset = t * self.dilation - self.pad_begin
+        lo = max(0, ceil_div(-offset, self.stride))
+        hi = min(self.out, ceil_div(self.size - offset, self.stride))
+        return lo, max(lo, hi)
+
+
+@dataclass(frozen=True)
+class PoolPlan:
+    """Everything the kernel needs, resolved: geometry and named semantic switches."""
+
+    op: str
+    convention: str
+    input_shape: tuple[int, ...]
+    axes: tuple[AxisPlan, ...]
+    reduce: Reduce
+    shape_rule: ShapeRule
+    divisor: Divisor
+    divisor_reason: str
+    empty: Empty
+    nan_max: NanMax
+    indices: bool = False
+    index_axis: int = 0
+    column_major: bool = False
+    index_dtype: str = "int64"
+    int_mean: IntMean = "half_even"
+    narrow_int64: bool = False
+
+    @property
+    def output_shape(self) -> tuple[int, ...]:
+        return self.input_shape[:2] + tuple(a.out for a in self.axes)
+
+    @property
+    def pads(self) -> Pads:
+        return tuple((a.pad_begin, a.pad_end) for a in self.axes)
+
+
+def check_params(params: PoolParams, spatial: int) -> None:
+    """Raise unless every list has one value per spatial axis and values are in range."""
+    for name, values in (
+        ("kernel", params.window),
+        ("strides", params.strides),
+        ("dilations", params.dilations),
+        ("pads", params.pads),
+    ):
+        if len(values) != spatial:
+            raise SpecError(
+                f'"{name}" has {len(values)} values; expected {spatial}, one per spatial axis'
+            )
+    if any(k < 1 for k in params.window):
+        raise SpecError(f"kernel {list(params.window)} has a value below 1; expected >= 1")
+    if any(s < 1 for s in params.strides):
+        raise SpecError("Strides has zero dimension(s): expected strides >= 1")
+    if any(d < 1 for d in params.dilations):
+        raise SpecError("Kernel dilations has zero dimension(s): expected dilations >= 1")
+    if any(p < 0 for pair in params.pads for p in pair):
+        raise SpecError("pads have a negative value; expected pads >= 0")
+
+
+def check_axis(params: PoolParams, axis: int, n: int, pb: int, pe: int) -> None:
+    """Raise the errors openvino's shape inference raises for one static spatial axis."""
+    k_eff = dilated(params.window[axis], params.dilations[axis])
+    if k_eff > n + pb + pe:
+        raise ShapeError(
+            f"Kernel after dilation has size (dim: {k_eff}) larger than the data shape after "
+            f"padding (dim: {n + pb + pe}) at axis {axis}; expected the window to fit"
+        )
+    excluded = params.reduce == "mean" and not params.count_pad
+    if params.openvino_checks and excluded and (pb >= k_eff or pe >= k_eff):
+        raise ShapeError(
+            f"Kernel after dilation is sometimes entirely in the padding area for axis "
+            f"{axis} (pads {pb}, {pe}; window {k_eff}); with exclude-pad=true expected "
+            "pads smaller than the window"
+        )
+
+
+def axis_pads(params: PoolParams, axis: int, n: int, convention: Convention) -> tuple[int, int]:
+    """(before, after) pads of one axis after auto_pad; written pads count only if explicit."""
+    if params.auto_pad == "valid":
+        return 0, 0
+    if params.auto_pad in ("same_upper", "same_lower"):
+        d = params.dilations[axis] if convention.same_pads_dilated else 1
+        return same_pads(
+            n, params.window[axis], params.strides[axis], d, params.auto_pad == "same_upper"
+        )
+    return params.pads[axis]
+
+
+def resolve_pads(params: PoolParams, sizes: tuple[int, ...], convention: Convention) -> Pads:
+    """(before, after) per axis after auto_pad."""
+    return tuple(axis_pads(params, i, n, convention) for i, n in enumerate(sizes))
+
+
+def plan(
+    params: PoolParams,
+    input_shape: tuple[int, ...],
+    convention: Convention | str = "openvino",
+) -> PoolPlan:
+    """Resolve an op's parameters and a static input shape (N, C, *spatial) into a PoolPlan."""
+    cv = conv.get(convention)
+    if len(input_shape) < 3:
+        raise ShapeError(
+            f"input has rank {len(input_shape)}; expected (N, C, *spatial) with at least one "
+            "spatial axis"
+        )
+    spatial = len(input_shape) - 2
+    check_params(params, spatial)
+    if input_shape[0] == 0:
+        raise ShapeError("Batch size is zero; expected N >= 1")
+    if input_shape[1] == 0:
+        raise ShapeError("Channel count is zero; expected C >= 1")
+    sizes = tuple(input_shape[2:])
+    pads = resolve_pads(params, sizes, cv)
+    rule = shape_rule(params.rounding, cv)
+    axes: list[AxisPlan] = []
+    for i, (n, k, s, d, (pb, pe)) in enumerate(
+        zip(sizes, params.window, params.strides, params.dilations, pads, strict=True)
+    ):
+        check_axis(params, i, n, pb, pe)
+        k_eff = dilated(k, d)
+        axes.append(AxisPlan(n, k, s, d, pb, pe, out_size(n, k_eff, s, pb, pe, rule)))
+    divisor, reason = _divisor(params, pads, cv)
+    if params.reduce == "max":
+        empty: Empty = "lowest" if cv.empty_max == "lowest" else "-inf"
+    else:
+        empty = "nan" if cv.empty_mean == "nan" else "zero"
+    return PoolPlan(
+        op=params.op,
+        convention=cv.name,
+        input_shape=tuple(input_shape),
+        axes=tuple(axes),
+        reduce=params.reduce,
+        shape_rule=rule,
+        divisor=divisor,
+        divisor_reason=reason,
+        empty=empty,
+        nan_max=cv.nan_max,
+        indices=params.indices,
+        index_axis=params.index_axis,
+        column_major=params.column_major,
+        index_dtype=params.index_dtype,
+        int_mean=cv.int_mean,
+        narrow_int64=cv.narrow_int64,
+    )
+
+
+def _divisor(params: PoolParams, pads: Pads, cv: Convention) -> tuple[Divisor, str]:
+    if params.reduce == "max":
+        return "none", "max pooling has no divisor"
+    if not params.count_pad:
+        return "in_input", "padding excluded: each window is divided by its taps inside the input"
+    if params.divisor_override == "full":
+        return "full", f"{params.op} divides every window by the full kernel volume"
+    if cv.count_pad_divisor == "declared":
+        return "declared", (
+            f"{cv.title}: padding counted up to the declared pads; the ceil overhang beyond "
+            "pads_end is not counted"
+        )
+    if any(p for pair in pads for p in pair):
+        return "full", (
+            f"{cv.title}: padding counted and some pad is non-zero, so every window is divided "
+            "by the full kernel volume (ceil overhang included)"
+        )
+    return "in_input", (
+        f"{cv.title}: padding counted but all pads are zero, so each window is divided by its "
+        "taps inside the input"
+    )

@@ -1,0 +1,307 @@
+"""The front-end independent model: dims as intervals, ports, layers, edges, graphs.
+
+Nothing here knows about lxml or onnx objects; every object keeps the file and line it came from.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+
+from .errors import IrParseError, Where
+
+INT64_MAX = 2**63 - 1
+
+
+@dataclass(frozen=True)
+class Dim:
+    """A dimension as an interval [lo, hi]; hi None means unbounded; static when lo == hi."""
+
+    lo: int
+    hi: int | None
+
+    @staticmethod
+    def of(n: int) -> Dim:
+        return Dim(n, n)
+
+    @staticmethod
+    def dynamic() -> Dim:
+        return Dim(0, None)
+
+    @property
+    def is_static(self) -> bool:
+        return self.hi is not None and self.lo == self.hi
+
+    @property
+    def is_dynamic(self) -> bool:
+        return self.lo == 0 and self.hi is None
+
+    def contains(self, n: int) -> bool:
+        return n >= self.lo and (self.hi is None or n <= self.hi)
+
+    @property
+    def value(self) -> int:
+        """The size of a static dim."""
+        if self.hi is None or self.lo != self.hi:
+            raise ValueError(f"dim {self} is not static")
+        return self.lo
+
+    def __str__(self) -> str:
+        if self.is_static:
+            return str(self.lo)
+        if self.hi is None:
+            return "?" if self.lo == 0 else f"{self.lo}.."
+        return f"..{self.hi}" if self.lo == 0 else f"{self.lo}..{self.hi}"
+
+    def declared(self) -> int:
+        """How openvino writes this dim in a port: its size, or -1 when not static."""
+        return self.lo if self.is_static else -1
+
+
+Shape = tuple[Dim, ...]
+"""A shape of known rank; a dynamic rank is represented by None where it may occur."""
+
+
+def shape_of(dims: Sequence[int]) -> Shape:
+    """A static shape, with -1 read as a fully dynamic dim (as in IR port dims)."""
+    return tuple(Dim.dynamic() if d == -1 else Dim.of(d) for d in dims)
+
+
+def format_shape(shape: Shape | None) -> str:
+    if shape is None:
+        return "[...]"
+    return "[" + ",".join(str(d) for d in shape) + "]"
+
+
+_INT = re.compile(r"^[+-]?[0-9]+$")
+
+
+def parse_int(text: str) -> int | None:
+    """An integer written in decimal with optional sign and surrounding spaces, else None."""
+    text = text.strip()
+    if not _INT.match(text):
+        return None
+    return int(text)
+
+
+def parse_dim(text: str) -> Dim:
+    """A dim of a Parameter `shape` attribute: `5`, `?`, `-1`, `a..b`, `..b`, `a..`.
+
+    Raises ValueError with a short reason.
+    """
+    t = text.strip()
+    if t in ("?", "-1"):
+        return Dim.dynamic()
+    if ".." in t:
+        lo_s, _, hi_s = t.partition("..")
+        lo = parse_int(lo_s) if lo_s.strip() else 0
+        hi = parse_int(hi_s) if hi_s.strip() else None
+        if lo is None or (hi_s.strip() and hi is None):
+            raise ValueError(f"{text!r} is not an interval a..b")
+        if lo < 0 or (hi is not None and (hi < lo or hi > INT64_MAX)):
+            raise ValueError(f"{text!r} is not an interval with 0 <= a <= b")
+        return Dim(lo, hi)
+    n = parse_int(t)
+    if n is None or n < -1 or n > INT64_MAX:
+        raise ValueError(f"{text!r} is not a dimension (an integer >= -1, '?', or 'a..b')")
+    return Dim.of(n)
+
+
+def parse_shape(text: str) -> Shape | None:
+    """A Parameter `shape` attribute: dims split by commas, `[...]` allowed, `...` = any rank."""
+    t = text.strip()
+    if t.startswith("[") and t.endswith("]"):
+        t = t[1:-1].strip()
+    if t == "...":
+        return None
+    if t == "":
+        return ()
+    return tuple(parse_dim(p) for p in t.split(","))
+
+
+# Element types: IR short names (element_type), legacy port precisions, numpy names.
+ELEMENT_TYPES: Mapping[str, str] = {
+    "f64": "float64",
+    "f32": "float32",
+    "f16": "float16",
+    "bf16": "bfloat16",
+    "i64": "int64",
+    "i32": "int32",
+    "i16": "int16",
+    "i8": "int8",
+    "u64": "uint64",
+    "u32": "uint32",
+    "u16": "uint16",
+    "u8": "uint8",
+    "boolean": "bool",
+}
+PRECISIONS: Mapping[str, str] = {
+    "FP64": "f64",
+    "FP32": "f32",
+    "FP16": "f16",
+    "BF16": "bf16",
+    "I64": "i64",
+    "I32": "i32",
+    "I16": "i16",
+    "I8": "i8",
+    "U64": "u64",
+    "U32": "u32",
+    "U16": "u16",
+    "U8": "u8",
+    "BOOL": "boolean",
+}
+_NUMPY_TO_ET = {v: k for k, v in ELEMENT_TYPES.items()}
+
+
+def normalize_element_type(text: str) -> str | None:
+    """The IR short name (`f32`) for an element_type or precision spelling, or None if unknown."""
+    t = text.strip()
+    if t in ELEMENT_TYPES:
+        return t
+    if t.upper() in PRECISIONS:
+        return PRECISIONS[t.upper()]
+    if t.lower() in ELEMENT_TYPES:
+        return t.lower()
+    if t.lower() == "bool":
+        return "boolean"
+    return None
+
+
+def element_type_of_numpy(name: str) -> str | None:
+    """The IR short name for a numpy dtype name (`float32` -> `f32`)."""
+    return _NUMPY_TO_ET.get(name)
+
+
+@dataclass(frozen=True)
+class Port:
+    """A port as written: its id, type, tensor names and declared dims (-1 = dynamic)."""
+
+    id: int
+    element_type: str | None
+    names: tuple[str, ...]
+    dims: tuple[int, ...] | None
+    line: int | None
+    dim_lines: tuple[int | None, ...] = ()
+
+
+@dataclass(frozen=True)
+class Layer:
+    """A layer (or ONNX node) as written; `data` keeps the attribute strings of `<data>`."""
+
+    id: int | None
+    name: str | None
+    type: str
+    version: str | None
+    data: Mapping[str, str]
+    inputs: tuple[Port, ...]
+    outputs: tuple[Port, ...]
+    file: str | None
+    line: int | None
+    index: int = 0
+    version_note: str | None = None
+
+    @property
+    def label(self) -> str:
+        """How messages name the layer: its name, else its position in the file."""
+        return self.name if self.name is not None else f"#{self.index + 1}"
+
+    def where(self, line: int | None = None) -> Where:
+        return Where(
+            file=self.file,
+            line=line if line is not None else self.line,
+            layer=self.label,
+            layer_id=str(self.id) if self.id is not None else None,
+            op=self.type,
+            version=self.version,
+        )
+
+    def input_port(self, port_id: int) -> Port | None:
+        return next((p for p in self.inputs if p.id == port_id), None)
+
+    def output_port(self, port_id: int) -> Port | None:
+        return next((p for p in self.outputs if p.id == port_id), None)
+
+
+@dataclass(frozen=True)
+class Edge:
+    from_layer: int
+    from_port: int
+    to_layer: int
+    to_port: int
+    line: int | None
+
+
+@dataclass(frozen=True)
+class Graph:
+    """A parsed model: a full net (ir_version 10/11), or a file of bare layer fragments."""
+
+    path: str
+    layers: tuple[Layer, ...]
+    edges: tuple[Edge, ...]
+    ir_version: int | None
+    name: str | None = None
+    fragment: bool = False
+    weights_path: str | None = None
+    _by_id: dict[int, Layer] = field(default_factory=dict, compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        self._by_id.update({la.id: la for la in self.layers if la.id is not None})
+
+    def layer(self, layer_id: int) -> Layer:
+        return self._by_id[layer_id]
+
+    def producer(self, layer_id: int, port_id: int) -> Edge | None:
+        """The edge feeding input port `port_id` of layer `layer_id`, if any."""
+        return self._inputs_index().get((layer_id, port_id))
+
+    def consumers(self, layer_id: int, port_id: int) -> list[Edge]:
+        return [e for e in self.edges if e.from_layer == layer_id and e.from_port == port_id]
+
+    def _inputs_index(self) -> dict[tuple[int, int], Edge]:
+        cache: dict[tuple[int, int], Edge] | None = getattr(self, "_in_cache", None)
+        if cache is None:
+            cache = {(e.to_layer, e.to_port): e for e in self.edges}
+            object.__setattr__(self, "_in_cache", cache)
+        return cache
+
+    def topological(self) -> list[Layer]:
+        """Layers in an order where every producer comes before its consumers (Kahn, stable)."""
+        if self.fragment:
+            return list(self.layers)
+        indeg = {la.id: 0 for la in self.layers}
+        succ: dict[int | None, list[int]] = {la.id: [] for la in self.layers}
+        for e in self.edges:
+            indeg[e.to_layer] += 1
+            succ[e.from_layer].append(e.to_layer)
+        position = {la.id: i for i, la in enumerate(self.layers)}
+        ready = sorted((i for i, d in indeg.items() if d == 0), key=lambda i: position[i])
+        order: list[Layer] = []
+        import heapq
+
+        heap = [(position[i], i) for i in ready]
+        heapq.heapify(heap)
+        while heap:
+            _, lid = heapq.heappop(heap)
+            assert lid is not None
+            order.append(self._by_id[lid])
+            for nxt in succ[lid]:
+                indeg[nxt] -= 1
+                if indeg[nxt] == 0:
+                    heapq.heappush(heap, (position[nxt], nxt))
+        return order
+
+    def __iter__(self) -> Iterator[Layer]:
+        return iter(self.layers)
+
+
+def check_no_cycle(graph: Graph) -> None:
+    """Raise if the edges of a net form a cycle (named by one layer on it)."""
+    order = graph.topological()
+    if len(order) != len(graph.layers):
+        placed = {la.id for la in order}
+        stuck = next(la for la in graph.layers if la.id not in placed)
+        raise IrParseError(
+            "the edges form a cycle through this layer; expected a directed acyclic graph",
+            stuck.where(),
+        )

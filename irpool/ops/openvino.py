@@ -1,0 +1,237 @@
+"""OpenVINO pooling ops as rows of data: AvgPool-1/14/16, MaxPool-1/8/14.
+
+Sources: the op specs (docs.openvino.ai, seeds in the project's history) and measurements with
+openvino 2026.4.1 (docs/semantics.md): the reader's defaults (exclude-pad true, pads 0, empty
+dilations = 1), case-insensitive enums, and opset names mapping to op versions.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import replace
+
+from ..errors import SpecError
+from ..geometry import AutoPad, PoolParams, Rounding
+from .spec import REGISTRY, Attr, OpSpec, read_ir_attrs
+
+LATEST_OPSET = 16
+"""Newest opset of openvino 2026.4 that holds the pooling ops (its opset17 has none)."""
+
+STRIDES = Attr("strides", "strides", "ints")
+PADS_BEGIN = Attr("pads_begin", "pads_begin", "ints", default=())
+PADS_END = Attr("pads_end", "pads_end", "ints", default=())
+KERNEL = Attr("kernel", "kernel", "ints")
+EXCLUDE_PAD = Attr(
+    "exclude-pad",
+    "exclude_pad",
+    "bool",
+    default=True,
+    note="the spec calls it required; openvino's reader defaults it to true",
+)
+ROUNDING = Attr(
+    "rounding_type",
+    "rounding_type",
+    "enum",
+    default="floor",
+    choices=("floor", "ceil", "ceil_torch"),
+)
+AUTO_PAD = Attr(
+    "auto_pad",
+    "auto_pad",
+    "enum",
+    default="explicit",
+    choices=("explicit", "same_upper", "same_lower", "valid", "notset"),
+)
+DILATIONS = Attr("dilations", "dilations", "ints", default=())
+INDEX_TYPE = Attr(
+    "index_element_type", "index_element_type", "enum", default="i64", choices=("i64", "i32")
+)
+AXIS = Attr("axis", "axis", "int", default=0)
+
+AVG_ATTRS = (STRIDES, PADS_BEGIN, PADS_END, KERNEL, EXCLUDE_PAD, ROUNDING, AUTO_PAD)
+MAX_ATTRS = (STRIDES, PADS_BEGIN, PADS_END, KERNEL, ROUNDING, AUTO_PAD)
+
+FLOAT_TYPES = ("f64", "f32", "f16", "bf16")
+INT_TYPES = ("i8", "u8", "i32", "i64")
+
+AVG_POOL_1 = OpSpec(
+    "openvino",
+    "AvgPool",
+    1,
+    AVG_ATTRS,
+    reduce="mean",
+    dtypes=FLOAT_TYPES + INT_TYPES,
+    source="avg-pool-1.rst",
+)
+AVG_POOL_14 = replace(
+    AVG_POOL_1, since=14, roundings=("floor", "ceil", "ceil_torch"), source="avg-pool-14.rst"
+)
+AVG_POOL_16 = replace(
+    AVG_POOL_14, since=16, attrs=(*AVG_ATTRS, DILATIONS), source="avg_pool.hpp (v16)"
+)
+MAX_POOL_1 = OpSpec(
+    "openvino",
+    "MaxPool",
+    1,
+    MAX_ATTRS,
+    reduce="max",
+    dtypes=FLOAT_TYPES + INT_TYPES,
+    source="max-pool-1.rst",
+)
+MAX_POOL_8 = replace(
+    MAX_POOL_1,
+    since=8,
+    attrs=(*MAX_ATTRS, DILATIONS, INDEX_TYPE, AXIS),
+    outputs=2,
+    source="max-pool-8.rst",
+)
+MAX_POOL_14 = replace(
+    MAX_POOL_8, since=14, roundings=("floor", "ceil", "ceil_torch"), source="max-pool-14.rst"
+)
+
+OPENVINO_OPS = (AVG_POOL_1, AVG_POOL_14, AVG_POOL_16, MAX_POOL_1, MAX_POOL_8, MAX_POOL_14)
+REGISTRY.add(*OPENVINO_OPS)
+
+_OPSET = re.compile(r"^opset([0-9]+)$")
+
+
+def is_pooling(op_type: str) -> bool:
+    return REGISTRY.has_family("openvino", op_type)
+
+
+def known_opsets(family: str) -> str:
+    rows = REGISTRY.versions("openvino", family)
+    spans = []
+    for i, row in enumerate(rows):
+        end = rows[i + 1].since - 1 if i + 1 < len(rows) else LATEST_OPSET
+        spans.append(
+            f"{row.label} for opset{row.since}-{end}"
+            if end > row.since
+            else f"{row.label} for opset{row.since}"
+        )
+    return f"opset1 .. opset{LATEST_OPSET} ({'; '.join(spans)})"
+
+
+def select(op_type: str, version: str | None, data: Mapping[str, str]) -> tuple[OpSpec, str | None]:
+    """The op row a layer means, as openvino picks it: the newest version in the named opset.
+
+    Without a version (a fragment pasted from the docs), the oldest version that has every
+    attribute written and allows the rounding_type written; the note says so.
+    """
+    family = REGISTRY.family_name("openvino", op_type)
+    if version is None:
+        rounding = data.get("rounding_type", "floor").strip().lower()
+        for row in REGISTRY.versions("openvino", family):
+            if set(data) <= row.wire_names() and rounding in row.roundings:
+                return row, (
+                    f"no version attribute: read as opset{row.since} ({row.label}), the first "
+                    "version that has every attribute written"
+                )
+        row = REGISTRY.versions("openvino", family)[-1]
+        return row, f"no version attribute: read as opset{row.since} ({row.label})"
+    m = _OPSET.match(version.strip())
+    if not m or not 1 <= int(m.group(1)) <= LATEST_OPSET:
+        raise SpecError(f'{family} has no version "{version}"; known: {known_opsets(family)}')
+    return REGISTRY.select("openvino", family, int(m.group(1))), None
+
+
+def params(spec: OpSpec, data: Mapping[str, str], rank: int | None) -> PoolParams:
+    """PoolParams of an IR layer from its `<data>` strings; `rank` is the input rank if known."""
+    values = read_ir_attrs(spec, data)
+    notes: list[str] = []
+    unknown = sorted(set(data) - spec.wire_names())
+    if unknown:
+        notes.append(
+            f"attribute(s) {', '.join(unknown)} not part of {spec.label}; openvino ignores them"
+        )
+    if "exclude-pad" in spec.wire_names() and "exclude-pad" not in data:
+        notes.append('"exclude-pad" is missing; openvino reads it as true')
+    rounding = str(values["rounding_type"])
+    if rounding not in spec.roundings:
+        raise SpecError(
+            f'rounding_type "{rounding}" needs {spec.family} opset14 or later; '
+            f"{spec.label} accepts {', '.join(spec.roundings)}"
+        )
+    auto_pad = str(values["auto_pad"])
+    if auto_pad not in ("explicit", "notset") and any(
+        v for key in ("pads_begin", "pads_end") for v in _ints(values[key])
+    ):
+        notes.append(f"pads_begin/pads_end are ignored with auto_pad={auto_pad}")
+    if auto_pad == "notset":
+        notes.append('auto_pad "notset" read as explicit; openvino 2026.4 refuses this value')
+        auto_pad = "explicit"
+    kernel = _ints(values["kernel"])
+    spatial = len(kernel)
+    if rank is not None and not 3 <= rank <= 5:
+        raise SpecError(f"Expected a 3D, 4D or 5D tensor for the input; got rank {rank}")
+    if rank is not None and spatial != rank - 2:
+        raise SpecError(
+            f'"kernel" has {spatial} values; expected {rank - 2}, one per spatial axis of the '
+            f"rank-{rank} input"
+        )
+    strides = _ints(values["strides"])
+    begin = _ints(values["pads_begin"]) or (0,) * spatial
+    end = _ints(values["pads_end"]) or (0,) * spatial
+    for wire, given in (("strides", strides), ("pads_begin", begin), ("pads_end", end)):
+        if len(given) != spatial:
+            raise SpecError(
+                f'"{wire}" has {len(given)} values; expected {spatial}, one per spatial axis '
+                f"(as many as kernel)"
+            )
+    dilations = _ints(values.get("dilations", ())) or (1,) * spatial
+    if len(dilations) != spatial:
+        raise SpecError(
+            f'"dilations" has {len(dilations)} values; expected {spatial}, one per spatial axis'
+        )
+    pads = tuple(zip(begin, end, strict=True))
+    index_axis = 0
+    if spec.outputs == 2:
+        axis = int(str(values["axis"]))
+        if rank is not None:
+            if not -rank <= axis < rank:
+                raise SpecError(f"Axis {axis} out of the tensor rank range [{-rank}, {rank - 1}]")
+            index_axis = axis + rank if axis < 0 else axis
+        else:
+            index_axis = axis
+    count_pad = spec.reduce == "mean" and not bool(values["exclude_pad"])
+    index_type = str(values.get("index_element_type", "i64"))
+    return PoolParams(
+        op=spec.label,
+        reduce=spec.reduce,
+        window=kernel,
+        strides=strides,
+        dilations=dilations,
+        pads=pads,
+        auto_pad=_auto_pad(auto_pad),
+        rounding=_rounding(rounding),
+        count_pad=count_pad,
+        indices=spec.outputs == 2,
+        index_axis=index_axis,
+        index_dtype="int32" if index_type == "i32" else "int64",
+        openvino_checks=True,
+        notes=tuple(notes),
+    )
+
+
+def _ints(value: object) -> tuple[int, ...]:
+    assert isinstance(value, tuple)
+    return tuple(int(v) for v in value)
+
+
+def _auto_pad(value: str) -> AutoPad:
+    if value == "same_upper":
+        return "same_upper"
+    if value == "same_lower":
+        return "same_lower"
+    if value == "valid":
+        return "valid"
+    return "explicit"
+
+
+def _rounding(value: str) -> Rounding:
+    if value == "ceil":
+        return "ceil"
+    if value == "ceil_torch":
+        return "ceil_torch"
+    return "floor"

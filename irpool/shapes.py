@@ -1,0 +1,217 @@
+"""Shape propagation over a Graph: Parameter `shape` -> pooling rules -> every port.
+
+Pooling layers get their output dims from the geometry rules (on interval bounds); every other
+layer type is taken as declared.  `check` compares the result with the declared `<dim>`s; `run`
+and `explain` use the same `PoolingLayer` objects.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .conventions import OPENVINO
+from .errors import IrParseError, IrpoolError, ShapeError
+from .geometry import (
+    PoolParams,
+    ShapeRule,
+    axis_pads,
+    check_axis,
+    check_params,
+    out_dim,
+    pads_formula,
+    shape_rule,
+    size_formula,
+)
+from .model import Dim, Graph, Layer, Port, Shape, parse_shape, shape_of
+from .ops import openvino as ov_ops
+from .ops.spec import OpSpec
+
+
+@dataclass(frozen=True)
+class PoolingLayer:
+    """A pooling layer with its op row, resolved parameters, and shapes in and out."""
+
+    layer: Layer
+    spec: OpSpec
+    params: PoolParams
+    input_shape: Shape | None
+    output_shape: Shape | None
+    formulas: tuple[str, ...]
+    notes: tuple[str, ...] = ()
+
+    @property
+    def output_ports(self) -> tuple[Port, ...]:
+        return self.layer.outputs
+
+
+@dataclass
+class Inference:
+    """Propagated shapes: key (layer index, port id) -> shape (None = dynamic rank)."""
+
+    graph: Graph
+    shapes: dict[tuple[int, int], Shape | None] = field(default_factory=dict)
+    element_types: dict[tuple[int, int], str | None] = field(default_factory=dict)
+    pooling: list[PoolingLayer] = field(default_factory=list)
+    unverified: list[Layer] = field(default_factory=list)
+    parameter_shapes: dict[int, Shape | None] = field(default_factory=dict)
+
+
+def pooling_spec(layer: Layer) -> tuple[OpSpec, str | None] | None:
+    """The op row of a pooling layer, or None for other types; errors name the layer."""
+    if not ov_ops.is_pooling(layer.type):
+        return None
+    try:
+        return ov_ops.select(layer.type, layer.version, layer.data)
+    except IrpoolError as e:
+        raise e.at(layer.where()) from None
+
+
+def infer_pooling(layer: Layer, input_shape: Shape | None) -> PoolingLayer:
+    """Params and output shape of one pooling layer for an input shape (None = dynamic rank)."""
+    selected = pooling_spec(layer)
+    assert selected is not None
+    spec, version_note = selected
+    rank = None if input_shape is None else len(input_shape)
+    try:
+        params = ov_ops.params(spec, layer.data, rank)
+        output, formulas = _output_shape(params, input_shape)
+    except IrpoolError as e:
+        raise e.at(layer.where()) from None
+    notes = tuple(n for n in (version_note, *params.notes) if n)
+    return PoolingLayer(layer, spec, params, input_shape, output, formulas, notes)
+
+
+def _output_shape(
+    params: PoolParams, input_shape: Shape | None
+) -> tuple[Shape | None, tuple[str, ...]]:
+    check_params(params, params.rank if input_shape is None else len(input_shape) - 2)
+    if input_shape is None:
+        return tuple(Dim.dynamic() for _ in range(2 + params.rank)), ()
+    batch, channels = input_shape[0], input_shape[1]
+    if batch.is_static and batch.lo == 0:
+        raise ShapeError("Batch size is zero; expected N >= 1")
+    if channels.is_static and channels.lo == 0:
+        raise ShapeError("Channel count is zero; expected C >= 1")
+    rule = shape_rule(params.rounding, OPENVINO)
+    dims: list[Dim] = [batch, channels]
+    formulas: list[str] = []
+    for i, n in enumerate(input_shape[2:]):
+        k, s, d = params.window[i], params.strides[i], params.dilations[i]
+        if n.is_static:
+            pb, pe = axis_pads(params, i, n.lo, OPENVINO)
+            check_axis(params, i, n.lo, pb, pe)
+            text = size_formula(n.lo, k, s, d, pb, pe, rule)
+            if params.auto_pad in ("same_upper", "same_lower"):
+                text = pads_formula(n.lo, k, s, d, params.auto_pad == "same_upper") + "; " + text
+            elif params.auto_pad == "valid":
+                text = "valid: pads 0, 0; " + text
+            formulas.append(text)
+        else:
+            formulas.append(_interval_formula(params, i, n, rule))
+        dims.append(out_dim(params, i, n, rule, OPENVINO))
+    return tuple(dims), tuple(formulas)
+
+
+def _interval_formula(params: PoolParams, i: int, n: Dim, rule: ShapeRule) -> str:
+    if params.auto_pad in ("same_upper", "same_lower"):
+        return f"{params.auto_pad} on the non-static dim {n}: the pads differ per size, so ?"
+    pb, pe = (0, 0) if params.auto_pad == "valid" else params.pads[i]
+    k, s, d = params.window[i], params.strides[i], params.dilations[i]
+    parts = [f"on the bounds of {n}:"]
+    for name, bound in (("lower", n.lo), ("upper", n.hi)):
+        if bound is None:
+            parts.append(f"{name} unbounded")
+        else:
+            shown = size_formula(bound, k, s, d, pb, pe, rule)
+            parts.append(f"{name} {shown}")
+    return " ".join(parts[:1]) + " " + "; ".join(parts[1:])
+
+
+def infer(graph: Graph) -> Inference:
+    """Propagate shapes through a net (or each fragment on its own)."""
+    result = Inference(graph)
+    index_of = {la.id: la.index for la in graph.layers if la.id is not None}
+    for layer in graph.topological():
+        if ov_ops.is_pooling(layer.type):
+            input_shape = _pooling_input(graph, layer, result, index_of)
+            pl = infer_pooling(layer, input_shape)
+            result.pooling.append(pl)
+            in_et = _pooling_input_type(graph, layer, result, index_of)
+            for k, port in enumerate(layer.outputs):
+                result.shapes[(layer.index, port.id)] = pl.output_shape
+                if k == 0:
+                    result.element_types[(layer.index, port.id)] = in_et
+                else:
+                    result.element_types[(layer.index, port.id)] = (
+                        "i32" if pl.params.index_dtype == "int32" else "i64"
+                    )
+        elif layer.type.lower() == "parameter":
+            shape = parameter_shape(layer)
+            result.parameter_shapes[layer.index] = shape
+            et = layer.data.get("element_type")
+            for port in layer.outputs:
+                result.shapes[(layer.index, port.id)] = shape
+                result.element_types[(layer.index, port.id)] = (
+                    et.strip() if et else port.element_type
+                )
+        else:
+            if layer.type.lower() != "result":
+                result.unverified.append(layer)
+            for port in layer.outputs:
+                result.shapes[(layer.index, port.id)] = (
+                    shape_of(port.dims) if port.dims is not None else None
+                )
+                result.element_types[(layer.index, port.id)] = port.element_type
+    return result
+
+
+def parameter_shape(layer: Layer) -> Shape | None:
+    """A Parameter's shape: its `shape` attribute, else its declared output dims."""
+    raw = layer.data.get("shape")
+    if raw is not None:
+        try:
+            return parse_shape(raw)
+        except ValueError as e:
+            raise IrParseError(
+                f'Parameter shape="{raw}": {e}; expected dims such as 1,3,?,1..10', layer.where()
+            ) from None
+    if layer.outputs and layer.outputs[0].dims is not None:
+        return shape_of(layer.outputs[0].dims)
+    raise IrParseError(
+        "Parameter has neither a shape attribute nor output dims; expected one of them",
+        layer.where(),
+    )
+
+
+def _pooling_input(
+    graph: Graph, layer: Layer, result: Inference, index_of: dict[int, int]
+) -> Shape | None:
+    if not layer.inputs:
+        raise IrParseError(
+            "pooling layer has no input port; expected <input><port> with the input dims",
+            layer.where(),
+        )
+    port = layer.inputs[0]
+    if graph.fragment:
+        if port.dims is None:
+            raise IrParseError(
+                f"input port {port.id} has no <dim>; expected the input dims of the fragment",
+                layer.where(port.line),
+            )
+        return shape_of(port.dims)
+    assert layer.id is not None
+    edge = graph.producer(layer.id, port.id)
+    assert edge is not None  # every input of a net is connected (reader)
+    return result.shapes.get((index_of[edge.from_layer], edge.from_port))
+
+
+def _pooling_input_type(
+    graph: Graph, layer: Layer, result: Inference, index_of: dict[int, int]
+) -> str | None:
+    port = layer.inputs[0]
+    if graph.fragment or layer.id is None:
+        return port.element_type
+    edge = graph.producer(layer.id, port.id)
+    if edge is None:
+        return port.element_type
+    return result.element_types.get((index_of[edge.from_layer], edge.from_port))

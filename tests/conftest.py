@@ -1,0 +1,57 @@
+"""Shared test set-up: oracle availability, hypothesis profiles, temporary IR files."""
+
+from __future__ import annotations
+
+import importlib
+import os
+from types import ModuleType
+
+import pytest
+from hypothesis import HealthCheck, settings
+
+REQUIRE_ORACLES = os.environ.get("IRPOOL_REQUIRE_ORACLES") == "1"
+REQUIRE_TORCH = os.environ.get("IRPOOL_REQUIRE_TORCH") == "1"
+
+settings.register_profile(
+    "dev", max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
+settings.register_profile(
+    "ci",
+    max_examples=400,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+    derandomize=True,
+)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci" if REQUIRE_ORACLES else "dev"))
+
+
+def need(module: str, extra: str) -> ModuleType:
+    """Import an oracle; skip with the reason, or fail when IRPOOL_REQUIRE_ORACLES=1."""
+    try:
+        return importlib.import_module(module)
+    except ImportError as e:
+        required = REQUIRE_TORCH if module.startswith("torch") else REQUIRE_ORACLES
+        message = f"{module} is not installed ({e}); pip install 'irpool[{extra}]'"
+        if required:
+            pytest.fail(f"oracle required by the environment but missing: {message}")
+        pytest.skip(message)
+
+
+@pytest.fixture(scope="session")
+def ov() -> ModuleType:
+    return need("openvino", "openvino")
+
+
+@pytest.fixture(scope="session")
+def ort() -> ModuleType:
+    return need("onnxruntime", "onnx")
+
+
+@pytest.fixture(scope="session")
+def onnx() -> ModuleType:
+    return need("onnx", "onnx")
+
+
+@pytest.fixture(scope="session")
+def torch() -> ModuleType:
+    return need("torch", "torch")
