@@ -14,7 +14,7 @@ from .errors import UsageError
 
 DivisorRule = Literal["full_if_any_pad", "declared"]
 NanMax = Literal["ignore", "first", "propagate"]
-EmptyMean = Literal["nan", "zero"]
+EmptyMean = Literal["openvino", "nan", "zero"]
 EmptyMax = Literal["lowest", "-inf"]
 IntMean = Literal["half_even", "trunc"]
 
@@ -31,7 +31,10 @@ class Convention:
     pad is non-zero, ceil overhang included (D1, D1c, D1d); onnxruntime and PyTorch count the
     declared pads but not the ceil overhang."""
     empty_mean: EmptyMean
-    """A mean window with no tap in the input: OpenVINO CPU gives NaN (0/0); PyTorch gives 0."""
+    """A mean window with no tap in the input (only the ceil overhang can make one): OpenVINO's
+    CPU plugin divides the zero sum by the product of the clamped window extents,
+    min(start + k_eff, n) - max(start, 0), which is 0 (NaN) or negative (-0.0); PyTorch gives
+    0; the onnx reference gives NaN."""
     empty_max: EmptyMax
     """A max window with no tap in the input: OpenVINO gives the lowest finite value of its
     f32 compute type (f16 outputs show -inf); PyTorch starts from -inf."""
@@ -43,8 +46,9 @@ class Convention:
     same_pads_dilated: bool
     """SAME_* pads from the dilated kernel (OpenVINO, the ONNX spec) or from the undilated one
     (onnxruntime, D4)."""
-    narrow_int64: bool
-    """OpenVINO's CPU plugin runs i64 pooling in i32: inputs wrap to 32 bits (measured)."""
+    narrow_64bit: bool
+    """OpenVINO's CPU plugin runs f64 pooling in f32 (inputs saturate to +-FLT_MAX) and i64
+    pooling in i32 (inputs wrap to 32 bits); measured, see docs/semantics.md."""
 
 
 OPENVINO = Convention(
@@ -52,12 +56,12 @@ OPENVINO = Convention(
     title="OpenVINO (CPU plugin)",
     ceil_keeps_window_in_pad=True,
     count_pad_divisor="full_if_any_pad",
-    empty_mean="nan",
+    empty_mean="openvino",
     empty_max="lowest",
     nan_max="ignore",
     int_mean="half_even",
     same_pads_dilated=True,
-    narrow_int64=True,
+    narrow_64bit=True,
 )
 
 ONNX = Convention(
@@ -70,7 +74,7 @@ ONNX = Convention(
     nan_max="first",
     int_mean="half_even",
     same_pads_dilated=False,
-    narrow_int64=False,
+    narrow_64bit=False,
 )
 
 TORCH = Convention(
@@ -83,7 +87,7 @@ TORCH = Convention(
     nan_max="propagate",
     int_mean="trunc",
     same_pads_dilated=True,
-    narrow_int64=False,
+    narrow_64bit=False,
 )
 
 CONVENTIONS: dict[str, Convention] = {c.name: c for c in (OPENVINO, ONNX, TORCH)}

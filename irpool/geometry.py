@@ -22,7 +22,7 @@ AutoPad = Literal["explicit", "same_upper", "same_lower", "valid"]
 Rounding = Literal["floor", "ceil", "ceil_torch"]
 ShapeRule = Literal["floor", "ceil", "ceil_drop"]
 Divisor = Literal["none", "in_input", "declared", "full"]
-Empty = Literal["nan", "zero", "lowest", "-inf"]
+Empty = Literal["openvino", "nan", "zero", "lowest", "-inf"]
 Pads = tuple[tuple[int, int], ...]
 
 SHAPE_RULE_TEXT: dict[ShapeRule, str] = {
@@ -213,7 +213,7 @@ class PoolPlan:
     column_major: bool = False
     index_dtype: str = "int64"
     int_mean: IntMean = "half_even"
-    narrow_int64: bool = False
+    narrow_64bit: bool = False
 
     @property
     def output_shape(self) -> tuple[int, ...]:
@@ -312,7 +312,7 @@ def plan(
     if params.reduce == "max":
         empty: Empty = "lowest" if cv.empty_max == "lowest" else "-inf"
     else:
-        empty = "nan" if cv.empty_mean == "nan" else "zero"
+        empty = cv.empty_mean
     return PoolPlan(
         op=params.op,
         convention=cv.name,
@@ -329,7 +329,7 @@ def plan(
         column_major=params.column_major,
         index_dtype=params.index_dtype,
         int_mean=cv.int_mean,
-        narrow_int64=cv.narrow_int64,
+        narrow_64bit=cv.narrow_64bit,
     )
 
 

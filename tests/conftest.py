@@ -22,7 +22,6 @@ settings.register_profile(
     suppress_health_check=[HealthCheck.too_slow],
     derandomize=True,
 )
-settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci" if REQUIRE_ORACLES else "dev"))
 
 
 def need(module: str, extra: str) -> ModuleType:
@@ -55,3 +54,9 @@ def onnx() -> ModuleType:
 @pytest.fixture(scope="session")
 def torch() -> ModuleType:
     return need("torch", "torch")
+
+
+settings.register_profile(
+    "long", max_examples=5000, deadline=None, suppress_health_check=list(HealthCheck)
+)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci" if REQUIRE_ORACLES else "dev"))

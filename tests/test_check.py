@@ -88,17 +88,22 @@ def test_json_report() -> None:
     assert doc["schema"] == "irpool.check/1" and doc["ok"] is False
     findings = doc["files"][0]["findings"]
     assert {(f["layer"], f["axis"], f["declared"], f["inferred"]) for f in findings} == {
-        ("#1", 2, "32", "16"), ("#1", 3, "32", "16"), ("#2", 2, "32", "16"), ("#2", 3, "32", "16"),
+        ("#1", 2, "32", "16"),
+        ("#1", 3, "32", "16"),
+        ("#2", 2, "32", "16"),
+        ("#2", 3, "32", "16"),
     }
 
 
 def test_invalid_input_is_one_line_exit_2(tmp_path: Path) -> None:
     bad = tmp_path / "bad.xml"
-    bad.write_text('<net version="11"><layers><layer id="0" name="p" type="AvgPool" '
-                   'version="opset1"><data kernel="2,2" strides="0,1"/><input><port id="0">'
-                   "<dim>1</dim><dim>1</dim><dim>4</dim><dim>4</dim></port></input><output>"
-                   '<port id="1"><dim>1</dim><dim>1</dim><dim>2</dim><dim>2</dim></port></output>'
-                   "</layer></layers></net>")
+    bad.write_text(
+        '<net version="11"><layers><layer id="0" name="p" type="AvgPool" '
+        'version="opset1"><data kernel="2,2" strides="0,1"/><input><port id="0">'
+        "<dim>1</dim><dim>1</dim><dim>4</dim><dim>4</dim></port></input><output>"
+        '<port id="1"><dim>1</dim><dim>1</dim><dim>2</dim><dim>2</dim></port></output>'
+        "</layer></layers></net>"
+    )
     out = irpool("check", str(bad))
     assert out.returncode == 2
     assert out.stderr.count("\n") == 1 and "Traceback" not in out.stderr

@@ -121,16 +121,18 @@ def test_fragment_with_doc_placeholders_and_several_layers() -> None:
 
 
 def test_encodings_and_xml_oddities(tmp_path: Path) -> None:
-    text = net().replace("<dim>8</dim><dim>8</dim></port></output>",
-                         "<dim>8<!-- c --></dim><dim><?pi x?><![CDATA[8]]></dim></port></output>")
+    text = net().replace(
+        "<dim>8</dim><dim>8</dim></port></output>",
+        "<dim>8<!-- c --></dim><dim><?pi x?><![CDATA[8]]></dim></port></output>",
+    )
     text = text.replace('name="pool"', "name='p&#x6F;ol'")
     for data in (
         text.encode("utf-8"),
         b"\xef\xbb\xbf" + text.encode("utf-8"),
         text.encode("utf-16"),
         text.replace("\n", "\r\n").encode("utf-8"),
-        text.replace('<?xml version="1.0"?>',
-                     '<?xml version="1.0" encoding="ISO-8859-1"?>').replace("t", "t", 1)
+        text.replace('<?xml version="1.0"?>', '<?xml version="1.0" encoding="ISO-8859-1"?>')
+        .replace("t", "t", 1)
         .encode("latin-1"),
     ):
         g = load(write(tmp_path, data))
@@ -147,9 +149,11 @@ def test_latin1_names_are_decoded(tmp_path: Path) -> None:
 
 
 def test_long_chain_without_recursion_limit() -> None:
-    layers = ['<layer id="0" name="x" type="Parameter" version="opset1"><data shape="1,1,4"'
-              ' element_type="f32"/><output><port id="0"><dim>1</dim><dim>1</dim><dim>4</dim>'
-              "</port></output></layer>"]
+    layers = [
+        '<layer id="0" name="x" type="Parameter" version="opset1"><data shape="1,1,4"'
+        ' element_type="f32"/><output><port id="0"><dim>1</dim><dim>1</dim><dim>4</dim>'
+        "</port></output></layer>"
+    ]
     edges = []
     n = 3000
     for i in range(1, n):
@@ -158,10 +162,17 @@ def test_long_chain_without_recursion_limit() -> None:
             'strides="1"/><input><port id="0"><dim>1</dim><dim>1</dim><dim>4</dim></port></input>'
             '<output><port id="1"><dim>1</dim><dim>1</dim><dim>4</dim></port></output></layer>'
         )
-        edges.append(f'<edge from-layer="{i - 1}" from-port="{0 if i == 1 else 1}" '
-                     f'to-layer="{i}" to-port="0"/>')
-    text = ('<net name="c" version="11"><layers>' + "".join(layers) + "</layers><edges>"
-            + "".join(edges) + "</edges></net>")
+        edges.append(
+            f'<edge from-layer="{i - 1}" from-port="{0 if i == 1 else 1}" '
+            f'to-layer="{i}" to-port="0"/>'
+        )
+    text = (
+        '<net name="c" version="11"><layers>'
+        + "".join(layers)
+        + "</layers><edges>"
+        + "".join(edges)
+        + "</edges></net>"
+    )
     g = parse_text(text, "chain.xml")
     assert len(g.topological()) == n
 
@@ -177,26 +188,58 @@ def test_long_chain_without_recursion_limit() -> None:
         (lambda t: t.replace('id="7"', 'id="0"'), "used twice"),
         (lambda t: t.replace('id="7"', 'id="-3"'), "integer >= 0"),
         (lambda t: t.replace(' type="avgpool"', ""), "no 'type'"),
-        (lambda t: t.replace(' version="opset1">\n      <data kernel', '>\n      <data kernel'),
-         "no 'version'"),
-        (lambda t: t.replace("<dim>4</dim><dim>4</dim></port></output>",
-                             "<dim>8.5</dim><dim>4</dim></port></output>"), "<dim>8.5</dim>"),
-        (lambda t: t.replace("<dim>4</dim><dim>4</dim></port></output>",
-                             "<dim>eight</dim><dim>4</dim></port></output>"), "<dim>eight</dim>"),
-        (lambda t: t.replace("<dim>4</dim><dim>4</dim></port></output>",
-                             "<dim>-5</dim><dim>4</dim></port></output>"), ">= -1"),
-        (lambda t: t.replace("<dim>4</dim><dim>4</dim></port></output>",
-                             "<dim>99999999999999999999</dim><dim>4</dim></port></output>"),
-         "is not a dimension"),
-        (lambda t: t.replace('to-layer="7" to-port="0"', 'to-layer="7" to-port="5"'),
-         "no such input port"),
-        (lambda t: t.replace('from-layer="7" from-port="1"', 'from-layer="9" from-port="1"'),
-         "layer id 9, which does not exist"),
-        (lambda t: t.replace("</edges>",
-                             '<edge from-layer="0" from-port="0" to-layer="7" to-port="0"/></edges>'),
-         "second incoming edge"),
-        (lambda t: t.replace('<edge from-layer="7" from-port="1" to-layer="2" to-port="0"/>', ""),
-         "no incoming edge"),
+        (
+            lambda t: t.replace(' version="opset1">\n      <data kernel', ">\n      <data kernel"),
+            "no 'version'",
+        ),
+        (
+            lambda t: t.replace(
+                "<dim>4</dim><dim>4</dim></port></output>",
+                "<dim>8.5</dim><dim>4</dim></port></output>",
+            ),
+            "<dim>8.5</dim>",
+        ),
+        (
+            lambda t: t.replace(
+                "<dim>4</dim><dim>4</dim></port></output>",
+                "<dim>eight</dim><dim>4</dim></port></output>",
+            ),
+            "<dim>eight</dim>",
+        ),
+        (
+            lambda t: t.replace(
+                "<dim>4</dim><dim>4</dim></port></output>",
+                "<dim>-5</dim><dim>4</dim></port></output>",
+            ),
+            ">= -1",
+        ),
+        (
+            lambda t: t.replace(
+                "<dim>4</dim><dim>4</dim></port></output>",
+                "<dim>99999999999999999999</dim><dim>4</dim></port></output>",
+            ),
+            "is not a dimension",
+        ),
+        (
+            lambda t: t.replace('to-layer="7" to-port="0"', 'to-layer="7" to-port="5"'),
+            "no such input port",
+        ),
+        (
+            lambda t: t.replace('from-layer="7" from-port="1"', 'from-layer="9" from-port="1"'),
+            "layer id 9, which does not exist",
+        ),
+        (
+            lambda t: t.replace(
+                "</edges>", '<edge from-layer="0" from-port="0" to-layer="7" to-port="0"/></edges>'
+            ),
+            "second incoming edge",
+        ),
+        (
+            lambda t: t.replace(
+                '<edge from-layer="7" from-port="1" to-layer="2" to-port="0"/>', ""
+            ),
+            "no incoming edge",
+        ),
         (lambda t: t.replace("<layers>", "").replace("</layers>", ""), "no <layers>"),
         (lambda t: t.replace("</net>", "</net><net/>"), "XML syntax error"),
         (lambda t: t[: len(t) // 2], "XML syntax error"),

@@ -1,0 +1,166 @@
+"""A slow, obviously correct pooling reference: plain loops over every output and every tap.
+
+It follows the semantics as written in docs/semantics.md, one window at a time, and shares no
+code with irpool's kernel beyond the PoolPlan it reads.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from typing import Any
+
+import numpy as np
+
+from irpool.geometry import PoolPlan
+
+F32_MAX = float(np.finfo(np.float32).max)
+
+
+def _compute(x: np.ndarray, plan: PoolPlan) -> np.ndarray:
+    name = x.dtype.name
+    if name in ("float16", "bfloat16"):
+        return x.astype(np.float32)
+    if name == "float64" and plan.narrow_64bit:
+        return np.clip(x, -F32_MAX, F32_MAX).astype(np.float32)
+    if name == "int64" and plan.narrow_64bit:
+        return x.astype(np.int32)
+    return x
+
+
+BF16_LOWEST = -3.3895313892515355e38  # the lowest finite bfloat16, 0xFF7F
+
+
+def _lowest(dtype: np.dtype[Any]) -> Any:
+    return np.finfo(dtype).min if dtype.kind == "f" else np.iinfo(dtype).min
+
+
+def pool(x: np.ndarray, plan: PoolPlan) -> tuple[np.ndarray, np.ndarray | None]:
+    n, c = plan.input_shape[:2]
+    sizes = [a.size for a in plan.axes]
+    v = _compute(x, plan)
+    out = np.zeros(plan.output_shape, dtype=np.float64 if v.dtype.kind == "f" else np.int64)
+    out = out.astype(object)
+    idx = np.zeros(plan.output_shape, dtype=np.int64)
+    if plan.column_major:
+        strides = [math.prod(sizes[:i]) for i in range(len(sizes))]
+    else:
+        strides = [math.prod(sizes[i + 1 :]) for i in range(len(sizes))]
+    plane_size = math.prod(sizes)
+    for b, ch in itertools.product(range(n), range(c)):
+        plane = v[b, ch]
+        plane_base = (b * c + ch) * plane_size
+        for j in itertools.product(*[range(a.out) for a in plan.axes]):
+            starts = [jj * a.stride - a.pad_begin for jj, a in zip(j, plan.axes, strict=True)]
+            taps = []  # row-major window order
+            for t in itertools.product(*[range(a.window) for a in plan.axes]):
+                pos = tuple(s + tt * a.dilation for s, tt, a in zip(starts, t, plan.axes, strict=True))
+                taps.append(pos)
+            inside = [p for p in taps if all(0 <= q < a.size for q, a in zip(p, plan.axes, strict=True))]
+            if plan.reduce == "mean":
+                value = _mean(plane, inside, taps, starts, plan, v.dtype)
+                chosen = None
+            else:
+                lowest = BF16_LOWEST if x.dtype.name == "bfloat16" else _lowest(v.dtype)
+                value, chosen = _max(plane, inside, plan, v.dtype, lowest)
+            out[(b, ch, *j)] = value
+            spatial = 0 if chosen is None else sum(q * s for q, s in zip(chosen, strides, strict=True))
+            flat = plane_base + spatial
+            if plan.index_axis > 0:
+                flat %= math.prod(plan.input_shape[plan.index_axis :])
+            idx[(b, ch, *j)] = flat
+    values = _cast(out, x.dtype, v.dtype)
+    return values, (idx.astype(plan.index_dtype) if plan.indices and plan.reduce == "max" else None)
+
+
+def _cast(out: np.ndarray, dtype: np.dtype[Any], compute: np.dtype[Any]) -> np.ndarray:
+    if dtype.kind in "iu":
+        info = np.iinfo(dtype)
+        # a NaN mean (0/0) becomes 0 in 8-bit types and INT32_MIN in wider ones (measured on
+        # openvino's CPU plugin); everything else saturates to the type
+        nan_value = 0 if info.bits == 8 else -(2**31)
+        flat = [
+            min(
+                max(nan_value if isinstance(q, float) and math.isnan(q) else int(q), info.min),
+                info.max,
+            )
+            for q in out.ravel()
+        ]
+        return np.array(flat, dtype=np.int64).astype(dtype).reshape(out.shape)
+    if dtype.name == "float64" and compute == np.float32:
+        flat = [
+            min(max(float(q), -F32_MAX), F32_MAX) if not math.isnan(q) else q for q in out.ravel()
+        ]
+        return np.array(flat, dtype=np.float64).reshape(out.shape)
+    return (
+        np.array([compute.type(q) for q in out.ravel()], dtype=compute)
+        .astype(dtype)
+        .reshape(out.shape)
+    )
+
+
+def _mean(plane, inside, taps, starts, plan: PoolPlan, dtype) -> Any:
+    if dtype.kind == "f":
+        total = dtype.type(0)
+        for p in inside:
+            total = dtype.type(total + plane[p])
+    elif plan.int_mean == "trunc":
+        total = 0
+        for p in inside:  # 64-bit accumulator that wraps, as PyTorch's int64 kernel
+            total = (total + int(plane[p]) + 2**63) % 2**64 - 2**63
+    else:
+        total = 0
+        for p in inside:  # 32-bit accumulator that wraps, as openvino's CPU plugin
+            total = (total + int(plane[p]) + 2**31) % 2**32 - 2**31
+    if plan.divisor == "full":
+        div = math.prod(a.window for a in plan.axes)
+    elif plan.divisor == "declared":
+        div = sum(
+            1
+            for p in taps
+            if all(-a.pad_begin <= q < a.size + a.pad_end for q, a in zip(p, plan.axes, strict=True))
+        )
+    else:
+        div = len(inside)
+        dilated = any(a.dilation > 1 for a in plan.axes)
+        if div == 0 and plan.empty == "openvino" and not dilated:
+            div = math.prod(min(s + a.k_eff, a.size) - max(s, 0) for s, a in zip(starts, plan.axes, strict=True))
+    if div == 0 and plan.empty in ("zero", "nan"):
+        return 0.0 if plan.empty == "zero" or dtype.kind != "f" else float("nan")
+    if dtype.kind == "f":
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return dtype.type(total) / dtype.type(div)
+    if plan.int_mean == "trunc":
+        if div == 0:
+            return 0
+        q = abs(total) // div
+        return q if total >= 0 else -q
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mean = np.float32(total) * (np.float32(1) / np.float32(div))
+    return float(np.rint(mean))
+
+
+def _max(plane, inside, plan: PoolPlan, dtype, lowest) -> tuple[Any, tuple[int, ...] | None]:
+    floating = dtype.kind == "f"
+    if not inside:
+        if plan.empty == "-inf" and floating:
+            return -math.inf, None
+        return lowest, None
+    if plan.nan_max == "ignore":  # openvino: start from lowest(), replace only when greater
+        cur, chosen = lowest, None
+        for p in inside:
+            if plane[p] > cur:
+                cur, chosen = plane[p], p
+        return cur, chosen
+    if plan.nan_max == "first":  # onnxruntime: start from the first tap inside the input
+        cur, chosen = plane[inside[0]], inside[0]
+        for p in inside[1:]:
+            if plane[p] > cur:
+                cur, chosen = plane[p], p
+        return cur, chosen
+    # PyTorch: start from -inf and the first tap inside the input; a NaN always replaces
+    cur, chosen = (-math.inf if floating else lowest), inside[0]
+    for p in inside:
+        if plane[p] > cur or (floating and math.isnan(plane[p])):
+            cur, chosen = plane[p], p
+    return cur, chosen

@@ -1,0 +1,136 @@
+"""The kernel against the brute-force reference, over random geometries, dtypes and conventions."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+import numpy as np
+import pytest
+import reference
+from hypothesis import assume, given
+from hypothesis import strategies as st
+
+from irpool.conventions import CONVENTIONS
+from irpool.errors import IrpoolError
+from irpool.geometry import PoolParams, PoolPlan, plan
+from irpool.kernel import bfloat16, pool
+
+BF16 = bfloat16()
+FLOATS = ["float32", "float64", "float16"] + (["bfloat16"] if BF16 is not None else [])
+INTS = ["int8", "uint8", "int32", "int64"]
+
+
+def _dtype(name: str) -> np.dtype[Any]:
+    return BF16 if name == "bfloat16" else np.dtype(name)  # type: ignore[return-value]
+
+
+@st.composite
+def plans(draw: st.DrawFn, reduce: str | None = None) -> PoolPlan:
+    rank = draw(st.integers(1, 3))
+    window = tuple(draw(st.integers(1, 4)) for _ in range(rank))
+    strides = tuple(draw(st.integers(1, 3)) for _ in range(rank))
+    dilations = tuple(draw(st.sampled_from([1, 1, 2, 3])) for _ in range(rank))
+    pads = tuple((draw(st.integers(0, 3)), draw(st.integers(0, 3))) for _ in range(rank))
+    red = reduce or draw(st.sampled_from(["max", "mean"]))
+    params = PoolParams(
+        op="test",
+        reduce=red,  # type: ignore[arg-type]
+        window=window,
+        strides=strides,
+        dilations=dilations,
+        pads=pads,
+        auto_pad=draw(
+            st.sampled_from(["explicit", "explicit", "same_upper", "same_lower", "valid"])
+        ),
+        rounding=draw(st.sampled_from(["floor", "ceil", "ceil_torch"])),
+        count_pad=draw(st.booleans()),
+        indices=red == "max" and draw(st.booleans()),
+        index_axis=draw(st.sampled_from([0, 1, 2, 2 + rank - 1])),
+        column_major=draw(st.booleans()),
+        index_dtype=draw(st.sampled_from(["int64", "int32"])),
+        divisor_override=draw(st.sampled_from([None, None, "full"])),
+    )
+    shape = (
+        draw(st.integers(1, 2)),
+        draw(st.integers(1, 3)),
+        *(draw(st.integers(1, 7)) for _ in range(rank)),
+    )
+    convention = draw(st.sampled_from(sorted(CONVENTIONS)))
+    try:
+        return plan(params, shape, convention)
+    except IrpoolError:
+        assume(False)
+        raise
+
+
+@st.composite
+def inputs(draw: st.DrawFn, p: PoolPlan, dtype_name: str) -> np.ndarray:
+    dtype = _dtype(dtype_name)
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+    shape = p.input_shape
+    if dtype_name in FLOATS:
+        x = rng.integers(-3, 4, size=shape).astype(np.float64)
+        if draw(st.booleans()):
+            x = x + rng.standard_normal(shape) * 100
+        special = draw(st.sampled_from([None, np.nan, np.inf, -np.inf, 1e300, -3.4028235e38]))
+        if special is not None:
+            x[rng.random(shape) < 0.2] = special
+        return x.astype(dtype)
+    info = np.iinfo(dtype)
+    lo, hi = (info.min, info.max) if draw(st.booleans()) else (max(info.min, -3), 4)
+    return rng.integers(lo, hi, size=shape, endpoint=False, dtype=np.int64).astype(dtype)
+
+
+@given(data=st.data())
+def test_kernel_matches_reference(data: st.DataObject) -> None:
+    p = data.draw(plans())
+    name = data.draw(st.sampled_from(FLOATS + INTS))
+    x = data.draw(inputs(p, name))
+    values, indices = pool(x, p)
+    expected, expected_idx = reference.pool(x, p)
+    assert values.dtype == x.dtype and values.shape == p.output_shape
+    np.testing.assert_array_equal(
+        values.astype(np.float64), expected.astype(np.float64), err_msg=str(p)
+    )
+    if expected_idx is None:
+        assert indices is None
+    else:
+        assert indices is not None and indices.dtype == np.dtype(p.index_dtype)
+        np.testing.assert_array_equal(indices, expected_idx, err_msg=str(p))
+
+
+@given(data=st.data())
+def test_window_one_stride_one_is_identity(data: st.DataObject) -> None:
+    p = data.draw(plans())
+    ident = replace(
+        p,
+        axes=tuple(
+            replace(a, window=1, stride=1, dilation=1, pad_begin=0, pad_end=0, out=a.size)
+            for a in p.axes
+        ),
+        divisor="in_input",
+    )
+    seed = data.draw(st.integers(0, 2**32 - 1))
+    x = np.random.default_rng(seed).standard_normal(ident.input_shape).astype(np.float32)
+    values, _ = pool(x, ident)
+    np.testing.assert_array_equal(values, x)
+
+
+def test_constant_input_gives_the_constant_for_excluded_pad_means() -> None:
+    params = PoolParams("t", "mean", (3, 3), (2, 2), (1, 1), ((1, 1), (1, 1)), rounding="ceil")
+    p = plan(params, (2, 3, 7, 8), "openvino")
+    x = np.full(p.input_shape, 2.5, np.float32)
+    values, _ = pool(x, p)
+    assert np.all(values == 2.5)
+
+
+@pytest.mark.parametrize("name", FLOATS + INTS)
+def test_dtypes_keep_their_type(name: str) -> None:
+    params = PoolParams("t", "max", (2,), (2,), (1,), ((0, 0),), indices=True)
+    p = plan(params, (1, 2, 6), "openvino")
+    x = np.arange(12).reshape(1, 2, 6).astype(_dtype(name))
+    values, idx = pool(x, p)
+    assert values.dtype == x.dtype
+    np.testing.assert_array_equal(values.astype(np.int64), [[[1, 3, 5], [7, 9, 11]]])
+    np.testing.assert_array_equal(idx, [[[1, 3, 5], [7, 9, 11]]])
