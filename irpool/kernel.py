@@ -203,13 +203,20 @@ def _lowest(dtype: np.dtype[Any]) -> float | int:
     return int(np.iinfo(dtype).min)
 
 
-def max_lowest(name: str, compute: np.dtype[Any]) -> float | int:
-    """Start value of a max and value of an empty window under 'lowest': the lowest finite
-    value of the compute type (float16 outputs then show -inf, as openvino's), or of bfloat16
-    for bfloat16, which openvino's CPU plugin pools natively."""
-    if name == "bfloat16":
-        return BF16_LOWEST
-    return _lowest(compute)
+def max_start(name: str, compute: np.dtype[Any], plan: PoolPlan) -> tuple[float | int, float | int]:
+    """(start value of every max, value of a window without taps in the input).
+
+    The start is the lowest finite value of the compute type, as openvino's CPU plugin starts
+    (float16 outputs then show -inf where nothing beats it).  For bfloat16 input with an empty
+    window somewhere in the layer, that plugin switches to bfloat16's own lowest value for every
+    window (measured).  With the '-inf' rule an empty window is -inf.
+    """
+    lowest = _lowest(compute)
+    if name == "bfloat16" and plan.empty == "lowest" and empty_windows(plan) is not None:
+        lowest = BF16_LOWEST
+    if plan.empty == "-inf" and compute.kind == "f":
+        return lowest, -math.inf
+    return lowest, lowest
 
 
 BF16_LOWEST = float(np.array([0xFF7F0000], dtype=np.uint32).view(np.float32)[0])
@@ -248,7 +255,7 @@ def pool(x: Array, plan: PoolPlan) -> tuple[Array, Array | None]:
     rows = max(1, CHUNK_BYTES // plane_size)
     taps = _taps(plan.axes)
     direct = cdt == x.dtype and name != "bfloat16"
-    lowest = max_lowest(name, cdt)
+    lowest, empty_value = max_start(name, cdt, plan)
     with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
         for p0 in range(0, planes, rows):
             p1 = min(planes, p0 + rows)
@@ -257,7 +264,7 @@ def pool(x: Array, plan: PoolPlan) -> tuple[Array, Array | None]:
             if plan.reduce == "mean":
                 _mean(chunk, acc, plan, taps, out.dtype)
             else:
-                _max(chunk, acc, plan, taps, lowest)
+                _max(chunk, acc, plan, taps, lowest, empty_value)
                 if idx_s is not None:
                     idx_s[p0:p1] = _indices(chunk, acc, plan, taps, p0, lowest)
             if not direct:
@@ -317,24 +324,31 @@ def _mean(chunk: Array, acc: Array, plan: PoolPlan, taps: _Taps, out_dtype: np.d
         acc[...] = result
 
 
-def _max(chunk: Array, acc: Array, plan: PoolPlan, taps: _Taps, lowest: float | int) -> None:
-    floating = chunk.dtype.kind == "f"
-    if not floating:
+def _max(
+    chunk: Array,
+    acc: Array,
+    plan: PoolPlan,
+    taps: _Taps,
+    lowest: float | int,
+    empty_value: float | int,
+) -> None:
+    if chunk.dtype.kind != "f":
         acc.fill(lowest)
         _run_taps(acc, chunk, taps, np.maximum)
-        return
-    if plan.nan_max == "ignore":
+    elif plan.nan_max == "ignore":
+        # openvino: start from lowest() and keep a tap only when greater, so NaN never wins and
+        # -inf windows give lowest(); np.fmax does both
         acc.fill(lowest)
         _run_taps(acc, chunk, taps, np.fmax)
-        return
-    acc.fill(-np.inf)
-    _run_taps(acc, chunk, taps, np.fmax if plan.nan_max == "first" else np.maximum)
-    if plan.nan_max == "first" and np.isnan(chunk).any():
-        first = _first_tap_values(chunk, plan)
-        acc[np.isnan(first)] = np.nan
+    else:
+        acc.fill(-np.inf)
+        _run_taps(acc, chunk, taps, np.fmax if plan.nan_max == "first" else np.maximum)
+        if plan.nan_max == "first" and np.isnan(chunk).any():
+            first = _first_tap_values(chunk, plan)
+            acc[np.isnan(first)] = np.nan
     mask = empty_windows(plan)
-    if mask is not None and plan.empty == "lowest":
-        acc[:, mask] = lowest
+    if mask is not None:
+        acc[:, mask] = empty_value
 
 
 def _first_positions(axis: AxisPlan) -> Array:

@@ -54,17 +54,22 @@ def pool(x: np.ndarray, plan: PoolPlan) -> tuple[np.ndarray, np.ndarray | None]:
             starts = [jj * a.stride - a.pad_begin for jj, a in zip(j, plan.axes, strict=True)]
             taps = []  # row-major window order
             for t in itertools.product(*[range(a.window) for a in plan.axes]):
-                pos = tuple(s + tt * a.dilation for s, tt, a in zip(starts, t, plan.axes, strict=True))
+                pos = tuple(
+                    s + tt * a.dilation for s, tt, a in zip(starts, t, plan.axes, strict=True)
+                )
                 taps.append(pos)
-            inside = [p for p in taps if all(0 <= q < a.size for q, a in zip(p, plan.axes, strict=True))]
+            inside = [
+                p for p in taps if all(0 <= q < a.size for q, a in zip(p, plan.axes, strict=True))
+            ]
             if plan.reduce == "mean":
                 value = _mean(plane, inside, taps, starts, plan, v.dtype)
                 chosen = None
             else:
-                lowest = BF16_LOWEST if x.dtype.name == "bfloat16" else _lowest(v.dtype)
-                value, chosen = _max(plane, inside, plan, v.dtype, lowest)
+                value, chosen = _max(plane, inside, plan, v.dtype, x.dtype.name == "bfloat16")
             out[(b, ch, *j)] = value
-            spatial = 0 if chosen is None else sum(q * s for q, s in zip(chosen, strides, strict=True))
+            spatial = (
+                0 if chosen is None else sum(q * s for q, s in zip(chosen, strides, strict=True))
+            )
             flat = plane_base + spatial
             if plan.index_axis > 0:
                 flat %= math.prod(plan.input_shape[plan.index_axis :])
@@ -118,13 +123,17 @@ def _mean(plane, inside, taps, starts, plan: PoolPlan, dtype) -> Any:
         div = sum(
             1
             for p in taps
-            if all(-a.pad_begin <= q < a.size + a.pad_end for q, a in zip(p, plan.axes, strict=True))
+            if all(
+                -a.pad_begin <= q < a.size + a.pad_end for q, a in zip(p, plan.axes, strict=True)
+            )
         )
     else:
         div = len(inside)
         dilated = any(a.dilation > 1 for a in plan.axes)
         if div == 0 and plan.empty == "openvino" and not dilated:
-            div = math.prod(min(s + a.k_eff, a.size) - max(s, 0) for s, a in zip(starts, plan.axes, strict=True))
+            div = math.prod(
+                min(s + a.k_eff, a.size) - max(s, 0) for s, a in zip(starts, plan.axes, strict=True)
+            )
     if div == 0 and plan.empty in ("zero", "nan"):
         return 0.0 if plan.empty == "zero" or dtype.kind != "f" else float("nan")
     if dtype.kind == "f":
@@ -140,8 +149,23 @@ def _mean(plane, inside, taps, starts, plan: PoolPlan, dtype) -> Any:
     return float(np.rint(mean))
 
 
-def _max(plane, inside, plan: PoolPlan, dtype, lowest) -> tuple[Any, tuple[int, ...] | None]:
+def _any_empty(plan: PoolPlan) -> bool:
+    for a in plan.axes:
+        for j in range(a.out):
+            if not any(
+                0 <= j * a.stride - a.pad_begin + t * a.dilation < a.size for t in range(a.window)
+            ):
+                return True
+    return False
+
+
+def _max(plane, inside, plan: PoolPlan, dtype, bf16: bool) -> tuple[Any, tuple[int, ...] | None]:
     floating = dtype.kind == "f"
+    lowest = _lowest(dtype)
+    if bf16 and plan.empty == "lowest" and _any_empty(plan):
+        # openvino's CPU plugin starts every bfloat16 max from bfloat16's own lowest value
+        # when the layer has an empty window (measured)
+        lowest = BF16_LOWEST
     if not inside:
         if plan.empty == "-inf" and floating:
             return -math.inf, None
