@@ -33,8 +33,8 @@ class Convention:
     empty_mean: EmptyMean
     """A mean window with no tap in the input (only the ceil overhang can make one): OpenVINO's
     CPU plugin divides the zero sum by the product of the clamped window extents,
-    min(start + k_eff, n) - max(start, 0), which is 0 (NaN) or negative (-0.0); PyTorch gives
-    0; the onnx reference gives NaN."""
+    min(start + k_eff, n) - max(start, 0), which is 0 (NaN) or negative (-0.0); onnxruntime and
+    PyTorch give 0; the onnx reference gives NaN."""
     empty_max: EmptyMax
     """A max window with no tap in the input: OpenVINO gives the lowest finite value of its
     f32 compute type (f16 outputs show -inf); PyTorch starts from -inf."""
@@ -46,7 +46,11 @@ class Convention:
     same_pads_dilated: bool
     """SAME_* pads from the dilated kernel (OpenVINO, the ONNX spec) or from the undilated one
     (onnxruntime, D4)."""
-    narrow_64bit: bool
+    onnxruntime_sizes: bool = False
+    """onnxruntime's output-size arithmetic (pool_attributes.h): the floor division truncates
+    toward zero, so a window larger than the padded input can still give one output; SAME pads
+    come from the undilated kernel and are not clamped at 0 (they can be negative)."""
+    narrow_64bit: bool = False
     """OpenVINO's CPU plugin runs f64 pooling in f32 (inputs saturate to +-FLT_MAX) and i64
     pooling in i32 (inputs wrap to 32 bits); measured, see docs/semantics.md."""
 
@@ -69,11 +73,12 @@ ONNX = Convention(
     title="ONNX (onnxruntime)",
     ceil_keeps_window_in_pad=False,
     count_pad_divisor="declared",
-    empty_mean="nan",
+    empty_mean="zero",
     empty_max="lowest",
     nan_max="first",
     int_mean="half_even",
     same_pads_dilated=False,
+    onnxruntime_sizes=True,
     narrow_64bit=False,
 )
 

@@ -71,12 +71,23 @@ def ceil_div(a: int, b: int) -> int:
     return -(-a // b)
 
 
-def same_pads(n: int, window: int, stride: int, dilation: int, upper: bool) -> tuple[int, int]:
-    """SAME pads: total = max(0, (ceil(n/s) - 1)*s + k_eff - n); the odd one goes to the end
-    for same_upper and to the beginning for same_lower."""
-    total = max(0, (ceil_div(n, stride) - 1) * stride + dilated(window, dilation) - n)
-    small = total // 2
-    return (small, total - small) if upper else (total - small, small)
+def trunc_div(a: int, b: int) -> int:
+    """Integer division rounding toward zero, as C++ divides."""
+    q = abs(a) // abs(b)
+    return q if (a >= 0) == (b > 0) else -q
+
+
+def same_pads(
+    n: int, window: int, stride: int, dilation: int, upper: bool, clamp: bool = True
+) -> tuple[int, int]:
+    """SAME pads: total = (ceil(n/s) - 1)*s + k_eff - n, at least 0 unless `clamp` is off (as in
+    onnxruntime, where it can be negative); the odd one goes to the end for same_upper and to
+    the beginning for same_lower (halves rounded toward zero, as C++ divides)."""
+    total = (ceil_div(n, stride) - 1) * stride + dilated(window, dilation) - n
+    if clamp:
+        total = max(0, total)
+    head = trunc_div(total, 2) if upper else trunc_div(total + 1, 2)
+    return head, total - head
 
 
 def shape_rule(rounding: Rounding, convention: Convention) -> ShapeRule:
@@ -88,17 +99,23 @@ def shape_rule(rounding: Rounding, convention: Convention) -> ShapeRule:
     return "ceil"
 
 
-def out_size(n: int, k_eff: int, stride: int, pb: int, pe: int, rule: ShapeRule) -> int:
+def out_size(
+    n: int, k_eff: int, stride: int, pb: int, pe: int, rule: ShapeRule, truncate: bool = False
+) -> int:
     """Output length: floor or ceil((n + pb + pe - k_eff) / s) + 1, the ceil_drop rule giving one
     less when the last window would start at or after n + pb (in the right padding).
-    The span n + pb + pe - k_eff is taken as at least 0 (interval bounds clamp at 0), and
-    with n + pb = 0 (only a dynamic lower bound) nothing is dropped, as in openvino, whose
-    unsigned `n + pb - 1` wraps around there."""
-    span = max(0, n + pb + pe - k_eff)
+
+    openvino clamps the span n + pb + pe - k_eff at 0 (interval bounds), and with n + pb = 0
+    (only a dynamic lower bound) drops nothing, as its unsigned `n + pb - 1` wraps around.
+    With `truncate` (onnxruntime) a negative span is divided rounding toward zero instead.
+    """
+    span = n + pb + pe - k_eff
+    if not truncate:
+        span = max(0, span)
     if rule == "floor":
-        return span // stride + 1
+        return trunc_div(span, stride) + 1
     q = ceil_div(span, stride)
-    if rule == "ceil_drop" and q * stride >= n + pb > 0:
+    if rule == "ceil_drop" and q * stride >= n + pb and (truncate or n + pb > 0):
         return q
     return q + 1
 
@@ -270,7 +287,12 @@ def axis_pads(params: PoolParams, axis: int, n: int, convention: Convention) -> 
     if params.auto_pad in ("same_upper", "same_lower"):
         d = params.dilations[axis] if convention.same_pads_dilated else 1
         return same_pads(
-            n, params.window[axis], params.strides[axis], d, params.auto_pad == "same_upper"
+            n,
+            params.window[axis],
+            params.strides[axis],
+            d,
+            params.auto_pad == "same_upper",
+            clamp=not convention.onnxruntime_sizes,
         )
     return params.pads[axis]
 
@@ -305,9 +327,15 @@ def plan(
     for i, (n, k, s, d, (pb, pe)) in enumerate(
         zip(sizes, params.window, params.strides, params.dilations, pads, strict=True)
     ):
-        check_axis(params, i, n, pb, pe)
-        k_eff = dilated(k, d)
-        axes.append(AxisPlan(n, k, s, d, pb, pe, out_size(n, k_eff, s, pb, pe, rule)))
+        if not cv.onnxruntime_sizes:
+            check_axis(params, i, n, pb, pe)
+        out = out_size(n, dilated(k, d), s, pb, pe, rule, truncate=cv.onnxruntime_sizes)
+        if out < 0:
+            raise ShapeError(
+                f"output size {out} at axis {i} is negative (window {dilated(k, d)}, input {n}, "
+                f"pads {pb}, {pe}); onnxruntime refuses it"
+            )
+        axes.append(AxisPlan(n, k, s, d, pb, pe, out))
     divisor, reason = _divisor(params, pads, cv)
     if params.reduce == "max":
         empty: Empty = "lowest" if cv.empty_max == "lowest" else "-inf"

@@ -1,0 +1,257 @@
+"""ONNX pooling ops as rows of data: AveragePool 1/7/10/11/19/22, MaxPool 1/8/10/11/12/22, and
+com.microsoft QLinearAveragePool-1.
+
+Sources: the ONNX operator Changelog (what each version added), onnxruntime's pooling kernels
+and measurements with onnxruntime 1.31 (docs/semantics.md).  Attribute values arrive typed
+(ints, int, string), as onnx stores them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import replace
+
+from ..errors import SpecError
+from ..geometry import AutoPad, PoolParams
+from .spec import REGISTRY, REQUIRED, Attr, OpSpec
+
+AUTO_PAD = Attr(
+    "auto_pad",
+    "auto_pad",
+    "enum",
+    default="NOTSET",
+    choices=("NOTSET", "SAME_UPPER", "SAME_LOWER", "VALID"),
+)
+KERNEL = Attr("kernel_shape", "kernel", "ints")
+PADS = Attr("pads", "pads", "ints", default=None, minimum=0)
+STRIDES = Attr("strides", "strides", "ints", default=None, minimum=1)
+COUNT_PAD = Attr("count_include_pad", "count_include_pad", "int", default=0)
+CEIL = Attr("ceil_mode", "ceil_mode", "int", default=0)
+DILATIONS = Attr("dilations", "dilations", "ints", default=None, minimum=1)
+STORAGE = Attr("storage_order", "storage_order", "int", default=0)
+CHANNELS_LAST = Attr("channels_last", "channels_last", "int", default=0)
+
+FLOATS = ("f16", "f32", "f64")
+
+AVERAGE_POOL_1 = OpSpec(
+    "ai.onnx",
+    "AveragePool",
+    1,
+    (AUTO_PAD, KERNEL, PADS, STRIDES),
+    reduce="mean",
+    roundings=("floor",),
+    dtypes=FLOATS,
+    source="Changelog AveragePool-1",
+)
+AVERAGE_POOL_7 = replace(
+    AVERAGE_POOL_1,
+    since=7,
+    attrs=(*AVERAGE_POOL_1.attrs, COUNT_PAD),
+    source="Changelog AveragePool-7 (+count_include_pad)",
+)
+AVERAGE_POOL_10 = replace(
+    AVERAGE_POOL_7,
+    since=10,
+    attrs=(*AVERAGE_POOL_7.attrs, CEIL),
+    roundings=("floor", "ceil"),
+    source="Changelog AveragePool-10 (+ceil_mode)",
+)
+AVERAGE_POOL_11 = replace(AVERAGE_POOL_10, since=11, source="Changelog AveragePool-11 (docs)")
+AVERAGE_POOL_19 = replace(
+    AVERAGE_POOL_11,
+    since=19,
+    attrs=(*AVERAGE_POOL_11.attrs, DILATIONS),
+    source="Changelog AveragePool-19 (+dilations)",
+)
+AVERAGE_POOL_22 = replace(
+    AVERAGE_POOL_19,
+    since=22,
+    dtypes=(*FLOATS, "bf16"),
+    source="Changelog AveragePool-22 (+bfloat16, right-pad rule)",
+)
+
+MAX_POOL_1 = OpSpec(
+    "ai.onnx",
+    "MaxPool",
+    1,
+    (AUTO_PAD, KERNEL, PADS, STRIDES),
+    reduce="max",
+    roundings=("floor",),
+    dtypes=FLOATS,
+    source="Changelog MaxPool-1",
+)
+MAX_POOL_8 = replace(
+    MAX_POOL_1,
+    since=8,
+    attrs=(*MAX_POOL_1.attrs, STORAGE),
+    outputs=2,
+    source="Changelog MaxPool-8 (+storage_order, Indices)",
+)
+MAX_POOL_10 = replace(
+    MAX_POOL_8,
+    since=10,
+    attrs=(*MAX_POOL_8.attrs, CEIL, DILATIONS),
+    roundings=("floor", "ceil"),
+    source="Changelog MaxPool-10",
+)
+MAX_POOL_11 = replace(MAX_POOL_10, since=11, source="Changelog MaxPool-11 (docs)")
+MAX_POOL_12 = replace(
+    MAX_POOL_11,
+    since=12,
+    dtypes=(*FLOATS, "i8", "u8"),
+    source="Changelog MaxPool-12 (+int8, uint8)",
+)
+MAX_POOL_22 = replace(
+    MAX_POOL_12,
+    since=22,
+    dtypes=(*FLOATS, "i8", "u8", "bf16"),
+    source="Changelog MaxPool-22 (+bfloat16, right-pad rule)",
+)
+
+QLINEAR_AVERAGE_POOL_1 = OpSpec(
+    "com.microsoft",
+    "QLinearAveragePool",
+    1,
+    (AUTO_PAD, KERNEL, PADS, STRIDES, COUNT_PAD, CEIL, CHANNELS_LAST),
+    reduce="mean",
+    roundings=("floor", "ceil"),
+    dtypes=("u8", "i8"),
+    divisor_override="full",
+    source="onnxruntime contrib op; qlinear_pool.cc (count_include_pad divides by the kernel)",
+)
+
+ONNX_OPS = (
+    AVERAGE_POOL_1,
+    AVERAGE_POOL_7,
+    AVERAGE_POOL_10,
+    AVERAGE_POOL_11,
+    AVERAGE_POOL_19,
+    AVERAGE_POOL_22,
+    MAX_POOL_1,
+    MAX_POOL_8,
+    MAX_POOL_10,
+    MAX_POOL_11,
+    MAX_POOL_12,
+    MAX_POOL_22,
+    QLINEAR_AVERAGE_POOL_1,
+)
+REGISTRY.add(*ONNX_OPS)
+
+
+def select(op_type: str, domain: str, opset: int) -> OpSpec:
+    """The row of an ONNX node: its op type in its domain at the model's opset for that domain."""
+    dom = "ai.onnx" if domain in ("", "ai.onnx") else domain
+    if not REGISTRY.has_family(dom, op_type):
+        known = ", ".join(REGISTRY.families("ai.onnx") + REGISTRY.families("com.microsoft"))
+        raise SpecError(f"{op_type!r} in domain {dom!r} is not a pooling op irpool knows; {known}")
+    return REGISTRY.select(dom, op_type, opset)
+
+
+def _ints(spec: OpSpec, wire: str, value: object) -> tuple[int, ...]:
+    if isinstance(value, (list, tuple)) and all(isinstance(v, int) for v in value):
+        return tuple(int(v) for v in value)
+    raise SpecError(f'{spec.label}: attribute "{wire}" must be a list of integers; got {value!r}')
+
+
+def read_attrs(spec: OpSpec, attrs: Mapping[str, object]) -> dict[str, object]:
+    """Typed values by irpool name with defaults; unknown attributes are an error (ONNX is
+    strict about them)."""
+    known = {a.wire: a for a in spec.attrs}
+    unknown = sorted(set(attrs) - set(known))
+    if unknown:
+        raise SpecError(
+            f"{spec.label} has no attribute(s) {', '.join(unknown)}; known: {', '.join(known)}"
+        )
+    values: dict[str, object] = {}
+    for attr in spec.attrs:
+        if attr.wire not in attrs:
+            if attr.default is REQUIRED:
+                raise SpecError(f'attribute "{attr.wire}" is missing; {spec.label} requires it')
+            values[attr.name] = attr.default
+            continue
+        raw = attrs[attr.wire]
+        if attr.kind == "ints":
+            values[attr.name] = _ints(spec, attr.wire, raw)
+        elif attr.kind == "int":
+            if not isinstance(raw, int):
+                raise SpecError(f'{spec.label}: attribute "{attr.wire}" must be an integer')
+            values[attr.name] = int(raw)
+        else:
+            text = raw.decode() if isinstance(raw, bytes) else str(raw)
+            if attr.choices and text not in attr.choices:
+                raise SpecError(
+                    f'{spec.label}: {attr.wire}="{text}"; expected one of {", ".join(attr.choices)}'
+                )
+            values[attr.name] = text
+    return values
+
+
+_AUTO: dict[str, AutoPad] = {
+    "NOTSET": "explicit",
+    "SAME_UPPER": "same_upper",
+    "SAME_LOWER": "same_lower",
+    "VALID": "valid",
+}
+
+
+def params(
+    spec: OpSpec, attrs: Mapping[str, object], rank: int | None = None, indices: bool | None = None
+) -> PoolParams:
+    """PoolParams of an ONNX node; `indices` says whether its Indices output is used."""
+    values = read_attrs(spec, attrs)
+    kernel = _ints(spec, "kernel_shape", values["kernel"])
+    n = len(kernel)
+    if rank is not None and n != rank - 2:
+        raise SpecError(
+            f'"kernel_shape" has {n} values; expected {rank - 2}, one per spatial axis of the '
+            f"rank-{rank} input"
+        )
+    strides = values.get("strides") or (1,) * n
+    dilations = values.get("dilations") or (1,) * n
+    flat_pads = values.get("pads") or (0,) * (2 * n)
+    assert isinstance(strides, tuple) and isinstance(dilations, tuple)
+    assert isinstance(flat_pads, tuple)
+    if len(flat_pads) != 2 * n:
+        raise SpecError(
+            f'"pads" has {len(flat_pads)} values; expected {2 * n} '
+            "([x1_begin, x2_begin, ..., x1_end, x2_end, ...])"
+        )
+    pads = pads_from_onnx(flat_pads)
+    auto = _AUTO[str(values["auto_pad"])]
+    notes: list[str] = []
+    if auto == "explicit" and any(
+        p >= k for pair, k in zip(pads, kernel, strict=True) for p in pair
+    ):
+        notes.append(
+            "pads >= kernel: onnxruntime refuses this ('Pad should be smaller than kernel')"
+        )
+    if auto != "explicit" and any(flat_pads):
+        notes.append(f"pads are ignored with auto_pad={values['auto_pad']}")
+    ceil = bool(values.get("ceil_mode", 0))
+    return PoolParams(
+        op=spec.label,
+        reduce=spec.reduce,
+        window=kernel,
+        strides=tuple(int(s) for s in strides),
+        dilations=tuple(int(d) for d in dilations),
+        pads=pads,
+        auto_pad=auto,
+        rounding="ceil" if ceil else "floor",
+        count_pad=bool(values.get("count_include_pad", 0)),
+        indices=spec.outputs == 2 if indices is None else indices,
+        index_axis=0,
+        column_major=bool(values.get("storage_order", 0)),
+        index_dtype="int64",
+        divisor_override=spec.divisor_override,
+        notes=tuple(notes),
+    )
+
+
+def pads_from_onnx(flat: tuple[int, ...]) -> tuple[tuple[int, int], ...]:
+    """ONNX pads [b_1 .. b_n, e_1 .. e_n] -> ((b_1, e_1), ..., (b_n, e_n))."""
+    n = len(flat) // 2
+    return tuple((flat[i], flat[n + i]) for i in range(n))
+
+
+def pads_to_onnx(pads: tuple[tuple[int, int], ...]) -> list[int]:
+    return [b for b, _ in pads] + [e for _, e in pads]

@@ -1,0 +1,101 @@
+"""onnxruntime as an oracle for the ONNX semantics: one-node models or whole .onnx files.
+
+onnx and onnxruntime are imported lazily; without them every entry point raises OracleMissing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from ..errors import OracleMissing
+
+
+def load() -> tuple[Any, Any]:
+    """(onnx, onnxruntime), or OracleMissing saying how to install them."""
+    try:
+        import onnx
+        import onnxruntime
+    except ImportError:
+        raise OracleMissing(
+            "onnx and onnxruntime are not installed; pip install 'irpool[onnx]'"
+        ) from None
+    return onnx, onnxruntime
+
+
+def node_model(
+    op_type: str,
+    attrs: Mapping[str, object],
+    inputs: Sequence[np.ndarray | None],
+    opset: int,
+    domain: str = "",
+    n_outputs: int = 1,
+    initializers: Mapping[int, np.ndarray] | None = None,
+) -> Any:
+    """A ModelProto with one node; `inputs[i]` None leaves that optional input empty, and
+    `initializers` turns some inputs into constants."""
+    onnx, _ = load()
+    from onnx import TensorProto, helper, numpy_helper
+
+    names: list[str] = []
+    graph_inputs = []
+    inits = []
+    for i, array in enumerate(inputs):
+        if array is None:
+            names.append("")
+            continue
+        name = f"in{i}"
+        names.append(name)
+        if initializers and i in initializers:
+            inits.append(numpy_helper.from_array(initializers[i], name))
+        else:
+            dtype = helper.np_dtype_to_tensor_dtype(array.dtype)
+            graph_inputs.append(helper.make_tensor_value_info(name, dtype, list(array.shape)))
+    first = next(a for a in inputs if a is not None)
+    out_type = helper.np_dtype_to_tensor_dtype(first.dtype)
+    outputs = [helper.make_tensor_value_info("out0", out_type, None)]
+    if n_outputs == 2:
+        outputs.append(helper.make_tensor_value_info("out1", TensorProto.INT64, None))
+    node = helper.make_node(op_type, names, [o.name for o in outputs], domain=domain, **attrs)
+    graph = helper.make_graph([node], "irpool_node", graph_inputs, outputs, initializer=inits)
+    imports = [helper.make_opsetid("", opset if not domain else 22)]
+    if domain:
+        imports.append(helper.make_opsetid(domain, opset))
+    model = helper.make_model(graph, opset_imports=imports)
+    model.ir_version = 10
+    return model
+
+
+def session(model: Any, threads: int | None = None) -> Any:
+    _, ort = load()
+    options = ort.SessionOptions()
+    if threads:
+        options.intra_op_num_threads = threads
+    options.log_severity_level = 3
+    data = model if isinstance(model, (bytes, str)) else model.SerializeToString()
+    return ort.InferenceSession(data, options, providers=["CPUExecutionProvider"])
+
+
+def run(model: Any, feeds: Mapping[str, np.ndarray]) -> list[np.ndarray]:
+    return [np.asarray(a) for a in session(model).run(None, dict(feeds))]
+
+
+def run_node(
+    op_type: str,
+    attrs: Mapping[str, object],
+    inputs: Sequence[np.ndarray | None],
+    opset: int,
+    domain: str = "",
+    n_outputs: int = 1,
+    initializers: Mapping[int, np.ndarray] | None = None,
+) -> list[np.ndarray]:
+    """Run one node in onnxruntime on CPU."""
+    model = node_model(op_type, attrs, inputs, opset, domain, n_outputs, initializers)
+    feeds = {
+        f"in{i}": a
+        for i, a in enumerate(inputs)
+        if a is not None and not (initializers and i in initializers)
+    }
+    return run(model, feeds)
