@@ -36,7 +36,7 @@ def node_model(
 ) -> Any:
     """A ModelProto with one node; `inputs[i]` None leaves that optional input empty, and
     `initializers` turns some inputs into constants."""
-    onnx, _ = load()
+    load()
     from onnx import TensorProto, helper, numpy_helper
 
     names: list[str] = []
@@ -58,7 +58,8 @@ def node_model(
     outputs = [helper.make_tensor_value_info("out0", out_type, None)]
     if n_outputs == 2:
         outputs.append(helper.make_tensor_value_info("out1", TensorProto.INT64, None))
-    node = helper.make_node(op_type, names, [o.name for o in outputs], domain=domain, **attrs)
+    node = helper.make_node(op_type, names, [o.name for o in outputs], domain=domain)
+    node.attribute.extend(helper.make_attribute(k, v) for k, v in attrs.items())
     graph = helper.make_graph([node], "irpool_node", graph_inputs, outputs, initializer=inits)
     imports = [helper.make_opsetid("", opset if not domain else 22)]
     if domain:
