@@ -138,15 +138,12 @@ def divisor(plan: PoolPlan) -> Array | float:
     for axis in plan.axes:
         counts = in_input_counts(axis) if plan.divisor == "in_input" else declared_counts(axis)
         counts = counts.astype(np.float64)
-        if plan.empty == "openvino" and plan.divisor == "in_input" and not _dilated(plan):
+        if plan.empty == "openvino" and plan.divisor == "in_input" and axis.dilation == 1:
+            # an empty window divides by the clamped extent on undilated axes (openvino CPU);
+            # dilated axes count taps, so there the divisor stays 0
             counts = np.where(counts > 0, counts, openvino_extents(axis))
         vectors.append(counts)
     return _outer(vectors)
-
-
-def _dilated(plan: PoolPlan) -> bool:
-    """openvino's CPU plugin counts the taps of dilated windows (an empty one divides by 0)."""
-    return any(a.dilation > 1 for a in plan.axes)
 
 
 def empty_windows(plan: PoolPlan) -> Array | None:

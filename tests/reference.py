@@ -129,11 +129,15 @@ def _mean(plane, inside, taps, starts, plan: PoolPlan, dtype) -> Any:
         )
     else:
         div = len(inside)
-        dilated = any(a.dilation > 1 for a in plan.axes)
-        if div == 0 and plan.empty == "openvino" and not dilated:
-            div = math.prod(
-                min(s + a.k_eff, a.size) - max(s, 0) for s, a in zip(starts, plan.axes, strict=True)
-            )
+        if div == 0 and plan.empty == "openvino":
+            # openvino CPU: per axis, the in-input tap count, or for an empty undilated axis
+            # the clamped extent min(start + k_eff, n) - max(start, 0) (0 or negative)
+            div = 1
+            for s, a in zip(starts, plan.axes, strict=True):
+                count = sum(1 for t in range(a.window) if 0 <= s + t * a.dilation < a.size)
+                if count == 0 and a.dilation == 1:
+                    count = min(s + a.k_eff, a.size) - max(s, 0)
+                div *= count
     if div == 0 and plan.empty in ("zero", "nan"):
         return 0.0 if plan.empty == "zero" or dtype.kind != "f" else float("nan")
     if dtype.kind == "f":
