@@ -435,7 +435,7 @@ CASES: tuple[Case, ...] = (
         ),
         onnx=OnnxNode(
             "AveragePool",
-            11,
+            19,
             {"kernel_shape": [1], "strides": [3], "auto_pad": "SAME_UPPER", "ceil_mode": 1},
         ),
         expected={
@@ -443,6 +443,8 @@ CASES: tuple[Case, ...] = (
             "openvino": Outcome([[[1, 4, -0.0]]]),
             "onnxruntime": Outcome([[[1, 4]]]),
         },
+        note="onnxruntime's SAME pads are -1 here; AveragePool-7..18 and MaxPool refuse them "
+        "('padding values must be non-negative')",
     ),
     Case(
         "D6",
@@ -610,6 +612,38 @@ CASES: tuple[Case, ...] = (
         },
     ),
 )
+
+
+def ir_net(layer: IrLayer, shape: tuple[int, ...], element_type: str, name: str = "pool") -> str:
+    """IR text of a one-layer net: Parameter "x" -> the layer -> Result "values" (and Result
+    "indices" for MaxPool-8/14)."""
+    from .frontends.ir_writer import NetBuilder
+
+    net = NetBuilder(f"case_{name}")
+    x = net.parameter("x", shape, element_type)
+    dims = output_dims(layer, shape)
+    outputs: list[tuple[Any, str]] = [(dims, element_type)]
+    two = layer.type == "MaxPool" and layer.opset >= 8
+    if two:
+        outputs.append((dims, layer.data.get("index_element_type", "i64")))
+    refs = net.op(layer.type, f"opset{layer.opset}", name, layer.data, [x], outputs)
+    net.result("values", refs[0])
+    if two:
+        net.result("indices", refs[1])
+    return net.xml()
+
+
+def output_dims(layer: IrLayer, shape: tuple[int, ...]) -> tuple[int, ...]:
+    """The output dims openvino infers for the layer (-1s if the layer is invalid)."""
+    from .errors import IrpoolError
+    from .geometry import plan
+    from .ops import openvino as ov_ops
+
+    try:
+        spec, _ = ov_ops.select(layer.type, f"opset{layer.opset}", layer.data)
+        return plan(ov_ops.params(spec, layer.data, len(shape)), shape, "openvino").output_shape
+    except IrpoolError:
+        return (-1,) * len(shape)
 
 
 def by_key(key: str) -> Case:

@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, NoReturn
 
 from . import __version__
-from .errors import IrpoolError
+from .errors import IrpoolError, UsageError
 
 EXIT_OK, EXIT_FINDING, EXIT_INVALID, EXIT_ORACLE = 0, 1, 2, 3
 EXIT_INTERNAL = 70
@@ -78,6 +78,173 @@ def _add_check(sub: Any) -> None:
     p.set_defaults(func=_cmd_check)
 
 
+# -- run ---------------------------------------------------------------------------------------
+
+
+def _input_specs(specs: list[str] | None, limit: int | None) -> tuple[dict[str, Any], list[str]]:
+    """Arrays from -i arguments ([NAME=]FILE.npy or FILE.npz) and the paths they came from."""
+    from .arrays import load_arrays
+
+    arrays: dict[str, Any] = {}
+    paths: list[str] = []
+    for spec in specs or []:
+        name, path = "", spec
+        if not os.path.exists(spec) and "=" in spec:
+            name, path = spec.split("=", 1)
+        loaded = load_arrays(path, limit)
+        paths.append(path)
+        if list(loaded) == [""]:
+            key = name
+            if key in arrays:
+                raise UsageError(f"input {key or '(unnamed)'} is given twice")
+            arrays[key] = loaded[""]
+        else:
+            for key, array in loaded.items():
+                full = f"{name}.{key}" if name else key
+                if full in arrays:
+                    raise UsageError(f"input {full} is given twice")
+                arrays[full] = array
+    return arrays, paths
+
+
+def _parse_range(text: str) -> tuple[float, float]:
+    try:
+        low, high = (float(v) for v in text.split(","))
+    except ValueError:
+        raise UsageError(f"--range {text!r}: expected LO,HI such as -1,1") from None
+    if not low < high:
+        raise UsageError(f"--range {text!r}: expected LO < HI")
+    return low, high
+
+
+def _cmd_run(args: argparse.Namespace) -> int:
+    from . import run as runner
+    from .arrays import save_npz
+    from .files import check_output
+    from .frontends.ir_xml import load
+
+    limit = args.max_elements
+    graph = load(args.model)
+    inputs, input_paths = _input_specs(args.inputs, limit)
+    protected = [args.model, os.path.splitext(args.model)[0] + ".bin", *input_paths]
+    check_output(args.output, args.force, protected)
+    inputs_path = None
+    low, high = _parse_range(args.range)
+    if args.layer is not None:
+        layer = runner.find_layer(graph, args.layer)
+        if inputs:
+            if len(inputs) != 1:
+                raise UsageError("--layer runs one layer: give one input array")
+            x = next(iter(inputs.values()))
+        else:
+            shape = runner.layer_input_shape(graph, layer)
+            from .arrays import check_elements
+
+            check_elements(shape, f'input of "{layer.label}"', limit)
+            et = layer.inputs[0].element_type or "f32"
+            x = _random_array(shape, et, args.seed, low, high)
+            inputs = {"input": x}
+        plan, outputs = runner.run_layer(graph, args.layer, x, args.convention, args.cast, limit)
+        plans = {layer.label: plan}
+        tensors: dict[str, Any] = {}
+    else:
+        if not inputs:
+            inputs = runner.random_inputs(graph, args.seed, low, high)
+        result = runner.run_graph(graph, inputs, args.convention, args.cast, limit)
+        outputs, plans, tensors = result.outputs, result.plans, result.tensors
+    if not input_paths:
+        inputs_path = os.path.splitext(args.output)[0] + ".inputs.npz"
+        check_output(inputs_path, args.force, protected)
+    to_save = dict(outputs)
+    if args.save_all:
+        to_save.update(tensors)
+    save_npz(args.output, to_save)
+    if inputs_path:
+        save_npz(inputs_path, inputs)
+    for label, plan in plans.items():
+        print(
+            f"{label}: {plan.op} [{plan.convention}] {list(plan.input_shape)} -> "
+            f"{list(plan.output_shape)}"
+        )
+    for name, array in to_save.items():
+        print(f"  {name}: {array.dtype.name} {list(array.shape)}")
+    print(
+        f"wrote {args.output}"
+        + (f" and the random inputs to {inputs_path} (seed {args.seed})" if inputs_path else "")
+    )
+    return EXIT_OK
+
+
+def _random_array(
+    shape: tuple[int, ...], element_type: str, seed: int, low: float, high: float
+) -> Any:
+    import numpy as np
+
+    from .run import _numpy_dtype
+
+    dtype = _numpy_dtype(element_type)
+    values = np.random.default_rng(seed).uniform(low, high, size=shape)
+    if dtype.kind in "iu":
+        info = np.iinfo(dtype)
+        values = np.clip(np.round(values), info.min, info.max)
+    return values.astype(dtype)
+
+
+def _add_run(sub: Any) -> None:
+    p = sub.add_parser(
+        "run",
+        help="execute a pooling net or one pooling layer with numpy",
+        description=(
+            "Execute an IR net of Parameter, Const, Convert, pooling (AvgPool-1/14/16, "
+            "MaxPool-1/8/14) and Result layers, or one pooling layer of any IR with --layer. "
+            "OUT.npz holds one array per Result, keyed by the Result layer's name (with --layer: "
+            "output0 and, for MaxPool-8/14, output1). Without -i, inputs are drawn at random and "
+            "saved beside the output as OUT.inputs.npz."
+        ),
+    )
+    p.add_argument("model", metavar="MODEL.xml")
+    p.add_argument(
+        "-i",
+        "--input",
+        dest="inputs",
+        action="append",
+        metavar="[NAME=]FILE",
+        help="input array (.npy, or .npz holding several); NAME is a Parameter's "
+        "layer or tensor name; repeat for several Parameters",
+    )
+    p.add_argument("-o", "--output", required=True, metavar="OUT.npz", help="file to write")
+    p.add_argument("--layer", metavar="NAME", help="run only this pooling layer")
+    p.add_argument(
+        "--convention",
+        choices=["openvino", "onnx", "torch"],
+        default=None,
+        help="compute what this runtime would (default: openvino for IR layers)",
+    )
+    p.add_argument("--seed", type=int, default=0, help="seed of random inputs (default 0)")
+    p.add_argument(
+        "--range", default="-1,1", metavar="LO,HI", help="range of random inputs (default -1,1)"
+    )
+    p.add_argument(
+        "--save-all",
+        action="store_true",
+        help="also save every intermediate tensor, keyed layername:port",
+    )
+    p.add_argument(
+        "--cast",
+        action="store_true",
+        help="convert inputs to the Parameter's element type instead of refusing",
+    )
+    p.add_argument("--force", action="store_true", help="replace an existing output file")
+    p.add_argument(
+        "--max-elements",
+        type=int,
+        default=None,
+        metavar="N",
+        help="largest array to allocate (default 2^30 elements)",
+    )
+    p.set_defaults(func=_cmd_run)
+
+
 # -- main --------------------------------------------------------------------------------------
 
 
@@ -96,7 +263,7 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-COMMANDS: list[Callable[[Any], None]] = [_add_check]
+COMMANDS: list[Callable[[Any], None]] = [_add_check, _add_run]
 
 
 def main(argv: Sequence[str] | None = None) -> int:

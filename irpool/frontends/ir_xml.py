@@ -248,6 +248,9 @@ def _read_net(root: etree._Element, path: str) -> Graph:
     )
     _check_connected(graph)
     check_no_cycle(graph)
+    for layer in graph.layers:
+        if layer.type.lower() in ("const", "constant"):
+            const_layout(graph, layer)
     return graph
 
 
@@ -457,3 +460,86 @@ def _check_connected(graph: Graph) -> None:
                     "net to be connected",
                     layer.where(port.line),
                 )
+
+
+CONST_BITS = {
+    "f64": 64,
+    "f32": 32,
+    "f16": 16,
+    "bf16": 16,
+    "i64": 64,
+    "i32": 32,
+    "i16": 16,
+    "i8": 8,
+    "u64": 64,
+    "u32": 32,
+    "u16": 16,
+    "u8": 8,
+    "boolean": 8,
+    "i4": 4,
+    "u4": 4,
+    "nf4": 4,
+    "u1": 1,
+    "u2": 2,
+    "u3": 3,
+    "u6": 6,
+    "f8e4m3": 8,
+    "f8e5m2": 8,
+    "f8e8m0": 8,
+    "f4e2m1": 4,
+}
+
+
+def const_layout(graph: Graph, layer: Layer) -> tuple[str, tuple[int, ...], int, int]:
+    """(element_type, shape, offset, size) of a Const, checked against its attributes and the
+    .bin beside the .xml: the bytes exist and `size` matches the type and shape."""
+    where = layer.where()
+    data = layer.data
+    et = (data.get("element_type") or "").strip()
+    if et not in CONST_BITS:
+        raise IrParseError(
+            f'Const element_type "{et}" is not one irpool reads; expected one of '
+            f"{', '.join(CONST_BITS)}",
+            where,
+        )
+    raw_shape = data.get("shape", "")
+    shape: list[int] = []
+    for part in raw_shape.split(",") if raw_shape.strip() else []:
+        value = parse_int(part)
+        if value is None or value < 0:
+            raise IrParseError(f'Const shape="{raw_shape}" is not a list of sizes >= 0', where)
+        shape.append(value)
+    fields = {}
+    for key in ("offset", "size"):
+        value = parse_int(data.get(key, ""))
+        if value is None or value < 0:
+            raise IrParseError(
+                f'Const {key}="{data.get(key, "")}" is missing or negative; expected bytes >= 0',
+                where,
+            )
+        fields[key] = value
+    count = 1
+    for d in shape:
+        count *= d
+    needed = -(-count * CONST_BITS[et] // 8)
+    if fields["size"] != needed:
+        raise IrParseError(
+            f"Const size={fields['size']} does not match {et} {shape}: expected {needed} bytes",
+            where,
+        )
+    bin_path = graph.weights_path
+    try:
+        bin_size = os.stat(bin_path).st_size if bin_path else -1
+    except OSError:
+        bin_size = -1
+    if bin_size < 0:
+        raise IrParseError(
+            f"Const needs weights, but {bin_path} does not exist beside the .xml", where
+        )
+    if fields["offset"] + fields["size"] > bin_size:
+        raise IrParseError(
+            f"Const reads bytes {fields['offset']}..{fields['offset'] + fields['size']} but "
+            f"{os.path.basename(bin_path or '')} has {bin_size} bytes",
+            where,
+        )
+    return et, tuple(shape), fields["offset"], fields["size"]

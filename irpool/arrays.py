@@ -1,0 +1,167 @@
+"""Reading and writing arrays: .npy / .npz without pickles, sizes checked before loading,
+bfloat16 kept as its bit pattern with the dtype recorded beside it."""
+
+from __future__ import annotations
+
+import io
+import json
+import math
+import os
+import zipfile
+from collections.abc import Mapping
+from typing import IO, Any
+
+import numpy as np
+import numpy.typing as npt
+
+from .errors import InputError, LimitError, Where
+from .files import atomic_write
+from .frontends.safe_io import read_regular_file
+
+Array = npt.NDArray[Any]
+
+DEFAULT_MAX_ELEMENTS = 1 << 30
+"""Largest array (input, output or intermediate) irpool allocates: 2^30 elements.
+`--max-elements` or IRPOOL_MAX_ELEMENTS change it."""
+
+DTYPES_KEY = "__irpool_dtypes__"
+"""Entry of an .npz written by irpool that records dtypes numpy cannot (bfloat16)."""
+
+MAX_NPY_BYTES = 1 << 36
+
+
+def max_elements(override: int | None = None) -> int:
+    if override is not None:
+        return override
+    raw = os.environ.get("IRPOOL_MAX_ELEMENTS")
+    if raw:
+        try:
+            return max(1, int(raw))
+        except ValueError:
+            pass
+    return DEFAULT_MAX_ELEMENTS
+
+
+def check_elements(
+    shape: tuple[int, ...], what: str, limit: int | None = None, where: Where | None = None
+) -> None:
+    """Refuse, before anything is allocated, an array larger than the limit."""
+    count = math.prod(shape)
+    cap = max_elements(limit)
+    if count > cap:
+        raise LimitError(
+            f"{what} has shape {list(shape)} = {count} elements, above the limit of {cap} "
+            "(--max-elements or IRPOOL_MAX_ELEMENTS raise it)",
+            where,
+        )
+
+
+def bfloat16_dtype() -> np.dtype[Any]:
+    from .kernel import bfloat16
+
+    bf = bfloat16()
+    if bf is None:
+        raise InputError("bfloat16 needs ml_dtypes; pip install 'irpool[bf16]'")
+    return bf
+
+
+def _read_npy(handle: IO[bytes], name: str, where: Where, limit: int | None) -> Array:
+    try:
+        version = np.lib.format.read_magic(handle)
+        if version == (1, 0):
+            shape, fortran, dtype = np.lib.format.read_array_header_1_0(handle)
+        elif version in ((2, 0), (3, 0)):
+            shape, fortran, dtype = np.lib.format.read_array_header_2_0(handle)
+        else:
+            raise ValueError(f"unsupported .npy version {version}")
+    except ValueError as e:
+        raise InputError(f"{name}: not a readable .npy array ({e})", where) from None
+    if dtype.hasobject:
+        raise InputError(f"{name}: holds Python objects (pickled data); refused", where)
+    check_elements(tuple(shape), f"array {name!r}", limit, where)
+    count = math.prod(shape)
+    data = handle.read(count * dtype.itemsize)
+    if len(data) != count * dtype.itemsize:
+        raise InputError(
+            f"{name}: truncated array data ({len(data)} of {count * dtype.itemsize} bytes)", where
+        )
+    array = np.frombuffer(data, dtype=dtype).reshape(shape, order="F" if fortran else "C")
+    return np.ascontiguousarray(array)
+
+
+def load_arrays(path: str, limit: int | None = None) -> dict[str, Array]:
+    """Arrays of an .npy (key '') or .npz file, without pickles; bfloat16 restored when the
+    file records it."""
+    where = Where(file=path)
+    data = read_regular_file(path, MAX_NPY_BYTES, what="input")
+    if data.startswith(b"\x93NUMPY"):
+        return {"": _read_npy(io.BytesIO(data), os.path.basename(path), where, limit)}
+    if data.startswith(b"PK"):
+        return _load_npz(data, path, where, limit)
+    raise InputError("not a .npy or .npz file (no NUMPY or zip header)", where)
+
+
+def _load_npz(data: bytes, path: str, where: Where, limit: int | None) -> dict[str, Array]:
+    try:
+        archive = zipfile.ZipFile(io.BytesIO(data))
+    except zipfile.BadZipFile as e:
+        raise InputError(f"not a readable .npz archive ({e})", where) from None
+    arrays: dict[str, Array] = {}
+    dtypes: dict[str, str] = {}
+    with archive:
+        for info in archive.infolist():
+            name = info.filename[:-4] if info.filename.endswith(".npy") else info.filename
+            if info.file_size > MAX_NPY_BYTES:
+                raise LimitError(f"member {name!r} is {info.file_size} bytes; refused", where)
+            try:
+                with archive.open(info) as member:
+                    raw = member.read()
+            except (zipfile.BadZipFile, OSError, EOFError) as e:
+                raise InputError(f"member {name!r} is unreadable ({e})", where) from None
+            if name == DTYPES_KEY:
+                try:
+                    dtypes = json.loads(_read_npy(io.BytesIO(raw), name, where, limit).tobytes())
+                except (ValueError, UnicodeDecodeError):
+                    raise InputError(f"{DTYPES_KEY} entry is not valid JSON", where) from None
+                continue
+            arrays[name] = _read_npy(io.BytesIO(raw), name, where, limit)
+    for name, dtype in dtypes.items():
+        if dtype == "bfloat16" and name in arrays:
+            arrays[name] = arrays[name].view(np.uint16).view(bfloat16_dtype())
+    return arrays
+
+
+def _storable(array: Array) -> tuple[Array, str | None]:
+    if array.dtype.name == "bfloat16":
+        return np.ascontiguousarray(array).view(np.uint16), "bfloat16"
+    return np.ascontiguousarray(array), None
+
+
+def save_npz(path: str, arrays: Mapping[str, Array]) -> None:
+    """Write arrays to an .npz atomically; bfloat16 as uint16 bits with the dtype recorded."""
+    stored: dict[str, Array] = {}
+    dtypes: dict[str, str] = {}
+    for name, array in arrays.items():
+        stored[name], special = _storable(array)
+        if special:
+            dtypes[name] = special
+    if dtypes:
+        stored[DTYPES_KEY] = np.frombuffer(json.dumps(dtypes).encode(), dtype=np.uint8)
+
+    def write(handle: IO[bytes]) -> None:
+        # members in the given order with a fixed timestamp: the same arrays give the same bytes
+        with zipfile.ZipFile(handle, "w", compression=zipfile.ZIP_STORED) as archive:
+            for name, array in stored.items():
+                buffer = io.BytesIO()
+                np.lib.format.write_array(buffer, array, allow_pickle=False)
+                info = zipfile.ZipInfo(f"{name}.npy", date_time=(1980, 1, 1, 0, 0, 0))
+                info.external_attr = 0o644 << 16
+                archive.writestr(info, buffer.getvalue())
+
+    atomic_write(path, write)
+
+
+def save_npy(path: str, array: Array) -> None:
+    """Write one array atomically (bfloat16 as its uint16 bits)."""
+    stored, _ = _storable(array)
+    atomic_write(path, lambda handle: np.save(handle, stored, allow_pickle=False))

@@ -1,0 +1,77 @@
+"""Writing outputs without surprises: refuse to replace what exists (unless --force), never
+replace a directory, the model or an input, write to a temporary file and rename it."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import tempfile
+from collections.abc import Callable, Iterable, Iterator
+from typing import IO
+
+from .errors import OutputError, Where
+
+
+def _same_file(a: str, b: str) -> bool:
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return os.path.abspath(a) == os.path.abspath(b)
+
+
+def check_output(path: str, force: bool = False, protected: Iterable[str] = ()) -> None:
+    """Raise unless `path` may be written: its folder exists, and it is new, or a regular file
+    that is not a protected one (model, inputs) and --force was given."""
+    where = Where(file=path)
+    folder = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(folder):
+        raise OutputError(
+            f"output folder {folder} does not exist; create it first (irpool does not)", where
+        )
+    if not os.path.lexists(path):
+        return
+    if os.path.isdir(path):
+        raise OutputError("output path exists and is a directory; expected a file name", where)
+    for other in protected:
+        if other and _same_file(path, other):
+            raise OutputError(
+                "output path exists and is one of the command's inputs; it is never overwritten",
+                where,
+            )
+    if os.path.islink(path) and not force:
+        raise OutputError("output path exists (a symbolic link); pass --force to replace it", where)
+    if not force:
+        raise OutputError("output path exists; pass --force to replace it", where)
+    if not os.path.isfile(path):
+        raise OutputError("output path exists and is not a regular file; refusing", where)
+
+
+@contextlib.contextmanager
+def atomic_open(path: str, mode: str = "wb") -> Iterator[IO[bytes]]:
+    """A temporary file beside `path`, renamed onto it when the block ends without error and
+    removed otherwise, so that `path` is never half-written."""
+    folder = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(prefix=".irpool-", suffix=".tmp", dir=folder)
+    try:
+        with os.fdopen(fd, mode) as handle:
+            yield handle
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
+def atomic_write(path: str, write: Callable[[IO[bytes]], None]) -> None:
+    with atomic_open(path) as handle:
+        write(handle)
+
+
+def atomic_write_bytes(path: str, data: bytes) -> None:
+    atomic_write(path, lambda handle: handle.write(data) and None)
+
+
+def atomic_write_text(path: str, text: str) -> None:
+    atomic_write_bytes(path, text.encode("utf-8"))

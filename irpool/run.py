@@ -1,0 +1,337 @@
+"""Execute pooling graphs (Parameter -> Const/Convert/pooling layers -> Result) and single layers.
+
+Every pooling layer goes through the same path as `check`: its op row gives PoolParams, the
+geometry gives a PoolPlan for the actual input shape, the kernel computes.  Layers of other
+types are refused before anything runs (`irpool compare` handles whole models with openvino).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from . import conventions as conv
+from .arrays import bfloat16_dtype, check_elements
+from .errors import InputError, IrParseError, IrpoolError, ShapeError, UsageError, Where
+from .frontends.ir_writer import numpy_dtype_name
+from .geometry import PoolPlan, plan
+from .kernel import pool
+from .model import Graph, Layer, Shape, format_shape
+from .ops import openvino as ov_ops
+from .shapes import infer_pooling, parameter_shape
+
+Array = npt.NDArray[Any]
+
+EXECUTABLE = ("parameter", "result", "const", "convert")
+
+
+@dataclass
+class RunResult:
+    """Outputs by Result name, every tensor by `layer:port`, the plan of each pooling layer."""
+
+    outputs: dict[str, Array] = field(default_factory=dict)
+    tensors: dict[str, Array] = field(default_factory=dict)
+    plans: dict[str, PoolPlan] = field(default_factory=dict)
+    inputs: dict[str, Array] = field(default_factory=dict)
+
+
+def _numpy_dtype(element_type: str) -> np.dtype[Any]:
+    if element_type == "bf16":
+        return bfloat16_dtype()
+    try:
+        return np.dtype(numpy_dtype_name(element_type))
+    except KeyError:
+        raise InputError(f"element type {element_type} is not supported") from None
+
+
+def unsupported_layers(graph: Graph) -> list[Layer]:
+    return [
+        la
+        for la in graph.layers
+        if la.type.lower() not in EXECUTABLE and not ov_ops.is_pooling(la.type)
+    ]
+
+
+def parameters(graph: Graph) -> list[Layer]:
+    return [la for la in graph.topological() if la.type.lower() == "parameter"]
+
+
+def parameter_names(layer: Layer) -> list[str]:
+    names = [layer.name] if layer.name else []
+    for port in layer.outputs:
+        names.extend(n for n in port.names if n not in names)
+    return names
+
+
+def _element_type(layer: Layer) -> str:
+    et = layer.data.get("element_type")
+    if et:
+        return et.strip()
+    if layer.outputs and layer.outputs[0].element_type:
+        return layer.outputs[0].element_type
+    raise IrParseError("Parameter has no element_type; expected one", layer.where())
+
+
+def check_input(layer: Layer, array: Array, cast: bool) -> Array:
+    """The input array for a Parameter, after dtype and shape checks (and --cast)."""
+    where = layer.where()
+    et = _element_type(layer)
+    want = _numpy_dtype(et)
+    if array.dtype != want:
+        if want.name == "bfloat16" and array.dtype == np.uint16:
+            array = array.view(want)  # bfloat16 given as its bit pattern (.npy cannot say)
+        elif cast:
+            array = array.astype(want)
+        else:
+            raise InputError(
+                f'input for Parameter "{layer.label}" has dtype {array.dtype}; the Parameter '
+                f"is {et} ({want.name}); pass --cast to convert it",
+                where,
+            )
+    shape = parameter_shape(layer)
+    if shape is not None:
+        if array.ndim != len(shape) or not all(
+            d.contains(n) for d, n in zip(shape, array.shape, strict=True)
+        ):
+            raise InputError(
+                f'input for Parameter "{layer.label}" has shape {list(array.shape)}; the '
+                f"Parameter declares {format_shape(shape)}",
+                where,
+            )
+    return array
+
+
+def bind_inputs(
+    graph: Graph, inputs: Mapping[str, Array] | Array, cast: bool = False
+) -> dict[int, Array]:
+    """Inputs by Parameter (layer index): a bare array for a single Parameter, else by the
+    Parameter's layer name or any tensor name of its output."""
+    params = parameters(graph)
+    if isinstance(inputs, np.ndarray):
+        inputs = {"": inputs}
+    bound: dict[int, Array] = {}
+    given = dict(inputs)
+    if set(given) == {""}:
+        if len(params) != 1:
+            names = ", ".join(p.label for p in params)
+            raise UsageError(
+                f"the model has {len(params)} Parameters ({names}); name each input as NAME=FILE"
+            )
+        bound[params[0].index] = check_input(params[0], given[""], cast)
+        return bound
+    for layer in params:
+        match = next((n for n in parameter_names(layer) if n in given), None)
+        if match is None:
+            known = ", ".join(sorted(k for k in given if k))
+            raise UsageError(
+                f'no input for Parameter "{layer.label}" (names: '
+                f"{', '.join(parameter_names(layer))}); inputs given: {known or 'none'}"
+            )
+        bound[layer.index] = check_input(layer, given.pop(match), cast)
+        for alias in parameter_names(layer):
+            given.pop(alias, None)
+    if given:
+        raise UsageError(f"inputs that match no Parameter: {', '.join(sorted(given))}")
+    return bound
+
+
+def random_inputs(
+    graph: Graph, seed: int = 0, low: float = -1.0, high: float = 1.0
+) -> dict[str, Array]:
+    """Random inputs for every Parameter (uniform in [low, high); integers rounded)."""
+    rng = np.random.default_rng(seed)
+    out: dict[str, Array] = {}
+    for layer in parameters(graph):
+        shape = parameter_shape(layer)
+        if shape is None or not all(d.is_static for d in shape):
+            raise UsageError(
+                f'Parameter "{layer.label}" has a dynamic shape {format_shape(shape)}; give its '
+                "input with -i"
+            )
+        dims = tuple(d.lo for d in shape)
+        check_elements(dims, f'input of "{layer.label}"', where=layer.where())
+        dtype = _numpy_dtype(_element_type(layer))
+        values = rng.uniform(low, high, size=dims)
+        if dtype.kind in "iu":
+            info = np.iinfo(dtype)
+            values = np.clip(np.round(values), info.min, info.max)
+        out[layer.label] = values.astype(dtype)
+    return out
+
+
+def read_const(graph: Graph, layer: Layer) -> Array:
+    """A Const's value from the .bin beside the .xml (offset, size and type checked)."""
+    from .frontends.ir_xml import const_layout
+
+    et, shape, offset, size = const_layout(graph, layer)
+    dtype = _numpy_dtype(et)
+    assert graph.weights_path is not None
+    with open(graph.weights_path, "rb") as handle:
+        handle.seek(offset)
+        data = handle.read(size)
+    count = math.prod(shape)
+    return np.frombuffer(data[: count * dtype.itemsize], dtype=dtype).reshape(shape).copy()
+
+
+def convert(array: Array, element_type: str) -> Array:
+    """openvino's Convert: floats to integers truncate toward zero and wrap (measured)."""
+    dtype = _numpy_dtype(element_type)
+    if dtype.kind in "iu" and array.dtype.kind not in "iu":
+        with np.errstate(invalid="ignore"):
+            wide = np.nan_to_num(np.trunc(array.astype(np.float64)), nan=0.0)
+            return np.asarray(wide.astype(np.int64).astype(dtype))
+    return np.asarray(array.astype(dtype))
+
+
+def plan_layer(
+    layer: Layer, input_shape: tuple[int, ...], convention: str | None = None
+) -> PoolPlan:
+    """The PoolPlan of a pooling layer for a concrete input shape."""
+    try:
+        pl = infer_pooling(layer, tuple(_static_dims(input_shape)))
+        return plan(pl.params, input_shape, convention or "openvino")
+    except IrpoolError as e:
+        raise e.at(layer.where()) from None
+
+
+def _static_dims(shape: tuple[int, ...]) -> Shape:
+    from .model import Dim
+
+    return tuple(Dim.of(n) for n in shape)
+
+
+def run_pooling(
+    layer: Layer, x: Array, convention: str | None = None, limit: int | None = None
+) -> tuple[PoolPlan, list[Array]]:
+    """Run one pooling layer on x: its plan and outputs (values, and indices for MaxPool-8/14)."""
+    p = plan_layer(layer, tuple(x.shape), convention)
+    check_elements(p.output_shape, f'output of "{layer.label}"', limit, layer.where())
+    values, indices = pool(x, p)
+    return p, [values] + ([indices] if indices is not None else [])
+
+
+def run_graph(
+    graph: Graph,
+    inputs: Mapping[str, Array] | Array,
+    convention: str | None = None,
+    cast: bool = False,
+    limit: int | None = None,
+) -> RunResult:
+    """Execute a net of Parameter, Const, Convert, pooling and Result layers."""
+    if graph.fragment:
+        raise UsageError(
+            f"{graph.path} holds layer fragments, not a net; run one with --layer NAME or #N"
+        )
+    bad = unsupported_layers(graph)
+    if bad:
+        kinds = sorted({la.type for la in bad})
+        first = bad[0]
+        raise UsageError(
+            f"the net has layers irpool does not execute ({', '.join(kinds)}; first: "
+            f'"{first.label}"); run one pooling layer with --layer NAME, or cross-check the '
+            "whole model with `irpool compare`",
+            Where(file=graph.path, line=first.line),
+        )
+    if convention is not None:
+        conv.get(convention)
+    bound = bind_inputs(graph, inputs, cast)
+    index_of = {la.id: la.index for la in graph.layers}
+    values: dict[tuple[int, int], Array] = {}
+    result = RunResult()
+    for layer in graph.topological():
+        kind = layer.type.lower()
+        ins: list[Array] = []
+        for port in layer.inputs:
+            assert layer.id is not None
+            edge = graph.producer(layer.id, port.id)
+            assert edge is not None
+            ins.append(values[(index_of[edge.from_layer], edge.from_port)])
+        if kind == "parameter":
+            outs = [bound[layer.index]]
+            result.inputs[layer.label] = bound[layer.index]
+        elif kind == "const":
+            outs = [read_const(graph, layer)]
+        elif kind == "convert":
+            target = layer.data.get("destination_type", "").strip()
+            if not target:
+                raise IrParseError("Convert has no destination_type", layer.where())
+            outs = [convert(ins[0], target)]
+        elif kind == "result":
+            name = layer.name or layer.label
+            result.outputs[name] = ins[0]
+            continue
+        else:
+            p, outs = run_pooling(layer, ins[0], convention, limit)
+            result.plans[layer.label] = p
+        for port, array in zip(layer.outputs, outs, strict=False):
+            values[(layer.index, port.id)] = array
+            result.tensors[f"{layer.label}:{port.id}"] = array
+    return result
+
+
+def find_layer(graph: Graph, name: str) -> Layer:
+    """A layer by its name attribute (or `#N` for the N-th layer of a fragment file)."""
+    for layer in graph.layers:
+        if layer.name == name or (layer.name is None and layer.label == name):
+            return layer
+    pooling = [la.label for la in graph.layers if ov_ops.is_pooling(la.type)]
+    raise UsageError(
+        f'{graph.path} has no layer named "{name}"; pooling layers: {", ".join(pooling) or "none"}'
+    )
+
+
+def run_layer(
+    graph: Graph,
+    name: str,
+    x: Array,
+    convention: str | None = None,
+    cast: bool = False,
+    limit: int | None = None,
+) -> tuple[PoolPlan, dict[str, Array]]:
+    """Run one pooling layer of any IR on x: {'output0': values, 'output1': indices}."""
+    layer = find_layer(graph, name)
+    if not ov_ops.is_pooling(layer.type):
+        raise UsageError(
+            f'layer "{name}" is a {layer.type}; --layer runs pooling layers (AvgPool, MaxPool)'
+        )
+    if layer.inputs and layer.inputs[0].element_type:
+        want = _numpy_dtype(layer.inputs[0].element_type)
+        if x.dtype != want:
+            if want.name == "bfloat16" and x.dtype == np.uint16:
+                x = x.view(want)
+            elif cast:
+                x = x.astype(want)
+            else:
+                raise InputError(
+                    f"input has dtype {x.dtype}; the layer's input port is "
+                    f"{layer.inputs[0].element_type} ({want.name}); pass --cast to convert it",
+                    layer.where(),
+                )
+    p, outs = run_pooling(layer, x, convention, limit)
+    return p, {f"output{i}": a for i, a in enumerate(outs)}
+
+
+def layer_input_shape(graph: Graph, layer: Layer) -> tuple[int, ...]:
+    """The static input shape of a pooling layer as the IR states it (for random inputs)."""
+    from .shapes import infer
+
+    if graph.fragment:
+        dims = layer.inputs[0].dims if layer.inputs else None
+        if dims is None or any(d < 0 for d in dims):
+            raise UsageError(f'layer "{layer.label}" has no static input dims; give -i')
+        return tuple(dims)
+    inference = infer(graph)
+    for pl in inference.pooling:
+        if pl.layer.index == layer.index:
+            shape = pl.input_shape
+            if shape is None or not all(d.is_static for d in shape):
+                raise UsageError(
+                    f'layer "{layer.label}" has a dynamic input {format_shape(shape)}; give -i'
+                )
+            return tuple(d.lo for d in shape)
+    raise ShapeError(f'layer "{layer.label}" is not a pooling layer')
