@@ -70,7 +70,8 @@ def atomic_write(path: str, write: Callable[[IO[bytes]], None]) -> None:
 
 
 def atomic_write_bytes(path: str, data: bytes) -> None:
-    atomic_write(path, lambda handle: handle.write(data) and None)
+    with atomic_open(path) as handle:
+        handle.write(data)
 
 
 def atomic_write_text(path: str, text: str) -> None:

@@ -94,15 +94,15 @@ def check_input(layer: Layer, array: Array, cast: bool) -> Array:
                 where,
             )
     shape = parameter_shape(layer)
-    if shape is not None:
-        if array.ndim != len(shape) or not all(
-            d.contains(n) for d, n in zip(shape, array.shape, strict=True)
-        ):
-            raise InputError(
-                f'input for Parameter "{layer.label}" has shape {list(array.shape)}; the '
-                f"Parameter declares {format_shape(shape)}",
-                where,
-            )
+    if shape is not None and (
+        array.ndim != len(shape)
+        or not all(d.contains(n) for d, n in zip(shape, array.shape, strict=True))
+    ):
+        raise InputError(
+            f'input for Parameter "{layer.label}" has shape {list(array.shape)}; the '
+            f"Parameter declares {format_shape(shape)}",
+            where,
+        )
     return array
 
 
@@ -175,7 +175,8 @@ def read_const(graph: Graph, layer: Layer) -> Array:
         handle.seek(offset)
         data = handle.read(size)
     count = math.prod(shape)
-    return np.frombuffer(data[: count * dtype.itemsize], dtype=dtype).reshape(shape).copy()
+    values: Array = np.frombuffer(data[: count * dtype.itemsize], dtype=dtype)
+    return values.reshape(shape).copy()
 
 
 def convert(array: Array, element_type: str) -> Array:

@@ -7,7 +7,6 @@ from types import ModuleType
 
 import numpy as np
 import pytest
-
 from divergence_helpers import (
     ET,
     assert_outcome,
@@ -16,6 +15,7 @@ from divergence_helpers import (
     irpool_onnx,
     irpool_torch,
 )
+
 from irpool.cases import CASES, Case, ir_net
 from irpool.geometry import plan
 from irpool.kernel import pool
