@@ -176,7 +176,7 @@ def read_const(graph: Graph, layer: Layer) -> Array:
         data = handle.read(size)
     count = math.prod(shape)
     values: Array = np.frombuffer(data[: count * dtype.itemsize], dtype=dtype)
-    return values.reshape(shape).copy()
+    return np.asarray(values.reshape(shape).copy())
 
 
 def convert(array: Array, element_type: str) -> Array:
