@@ -1,27 +1,32 @@
 """The one pooling core: values and, for max, indices of any PoolPlan, with numpy only.
 
-How it works (see docs/kernel.md for the measurements behind each choice):
+How it works (docs/kernel.md has the measurements behind each choice):
 
 * The input is viewed as planes (N*C, *spatial) and processed a chunk of planes at a time, so a
-  large input is never copied or padded whole.
-* No padding is materialised.  For each tap of the window (in row-major order over the window)
-  the set of output cells whose tap lies inside the input is a box; the tap contributes to that
-  box with one strided numpy operation.  Padding therefore never enters a sum or a max.
-* Sums run tap by tap in row-major window order, so each output is accumulated in exactly the
-  order openvino's CPU plugin uses (bit-identical float32 means, measured).
-* The divisor of every window is a product of per-axis counts, so it is an outer product of
-  small vectors resolved from the plan's divisor rule.
+  large input is never copied or padded whole; a chunk's working set stays in the L2 cache.
+* Polyphase layout: a chunk is copied once into one padded array per *phase*, the residue of a
+  padded position modulo the stride on every axis.  In a phase array the window taps of all
+  outputs are plain shifted copies of each other, so every tap of the window is a single long
+  contiguous numpy operation (`acc[0:L] op= phase[shift:shift + L]`), whatever the stride,
+  dilation or padding.  Taps are applied in row-major window order, so sums are accumulated
+  in exactly the order openvino's CPU plugin uses (bit-identical float32 means, measured).
+  The copy also converts to the compute type (float16/bfloat16 to float32, ...).
+* The divisor of every window is a product of per-axis counts, an outer product of small
+  vectors resolved from the plan's divisor rule.
 * Max indices: after the values, the first tap (in scan order) equal to the window's maximum is
   found by a reverse scan over the taps; index = window base + tap offset, then the plan's
   index layout (flat over the tensor, per (N, C) plane, row- or column-major) is applied.
-* float16 and bfloat16 are computed in float32 and rounded back to nearest-even once; float64
-  and int64 are narrowed to float32 / int32 when the plan says so (openvino's CPU plugin does).
+* Global pooling (one window per plane) is a reduction over a transposed copy.
+* Rare cases (NaN policies other than openvino's, a maximum equal to the padding value) are
+  fixed up with a direct per-tap scan over the unpadded chunk.
 """
 
 from __future__ import annotations
 
+import concurrent.futures
 import itertools
 import math
+import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
@@ -33,8 +38,8 @@ import numpy.typing as npt
 from .errors import InputError
 from .geometry import AxisPlan, PoolPlan
 
-CHUNK_BYTES = 2 << 20
-"""Target size of the float32 working copy of one chunk of planes."""
+CHUNK_BYTES = 1 << 20
+"""Target size of the compute-type copy of one chunk of planes (a few of them fit in L2)."""
 
 F32_MAX = float(np.finfo(np.float32).max)
 
@@ -146,6 +151,7 @@ def divisor(plan: PoolPlan) -> Array | float:
     return _outer(vectors)
 
 
+@lru_cache(maxsize=64)
 def empty_windows(plan: PoolPlan) -> Array | None:
     """Mask of windows without any tap inside the input (spatial output shape), or None."""
     per_axis = [in_input_counts(a) == 0 for a in plan.axes]
@@ -235,48 +241,376 @@ def check_input(x: Array, plan: PoolPlan) -> str:
     return name
 
 
-def pool(x: Array, plan: PoolPlan) -> tuple[Array, Array | None]:
-    """Pool x (N, C, *spatial) as the plan says: (values, indices or None)."""
+@dataclass(frozen=True)
+class _Layout:
+    """The polyphase layout of a plan's geometry (see the module docstring).
+
+    `dims` are the extents of every phase array per axis; `phases` give, per phase and axis,
+    (residue r, first and end index filled from the input, first input position); `taps` are
+    (window number in row-major order, phase, flat shift, per-axis shift) in row-major order.
+    """
+
+    dims: tuple[int, ...]
+    out: tuple[int, ...]
+    strides: tuple[int, ...]
+    phases: tuple[tuple[tuple[int, int, int, int], ...], ...]
+    taps: tuple[tuple[int, int, int, tuple[int, ...]], ...]
+    slack: int
+    flat: bool
+
+
+def _ceil_div(a: int, b: int) -> int:
+    return -(-a // b)
+
+
+@lru_cache(maxsize=64)
+def _layout(axes: tuple[AxisPlan, ...]) -> _Layout:
+    per_axis: list[list[tuple[int, int, int]]] = []
+    dims: list[int] = []
+    residues: list[list[int]] = []
+    for a in axes:
+        taps = [(t, (t * a.dilation) % a.stride, (t * a.dilation) // a.stride)
+                for t in range(a.window)]
+        per_axis.append(taps)
+        dims.append(a.out + max(q for _, _, q in taps))
+        residues.append(sorted({r for _, r, _ in taps}))
+    flat_strides = [math.prod(dims[i + 1 :]) for i in range(len(dims))]
+    combos = list(itertools.product(*residues))
+    index = {combo: i for i, combo in enumerate(combos)}
+    phases = []
+    for combo in combos:
+        spec = []
+        for a, r, m in zip(axes, combo, dims, strict=True):
+            lo = max(0, _ceil_div(a.pad_begin - r, a.stride))
+            hi = max(lo, min(m, _ceil_div(a.size + a.pad_begin - r, a.stride)))
+            spec.append((r, lo, hi, lo * a.stride + r - a.pad_begin))
+        phases.append(tuple(spec))
+    taps_out = []
+    for combo3 in itertools.product(*per_axis):
+        number, shift = 0, 0
+        for (t, _, q), a, f in zip(combo3, axes, flat_strides, strict=True):
+            number = number * a.window + t
+            shift += q * f
+        phase = index[tuple(r for _, r, _ in combo3)]
+        taps_out.append((number, phase, shift, tuple(q for _, _, q in combo3)))
+    out = tuple(a.out for a in axes)
+    waste = math.prod(m / max(o, 1) for m, o in zip(dims, out, strict=True))
+    return _Layout(
+        dims=tuple(dims),
+        out=out,
+        strides=tuple(a.stride for a in axes),
+        phases=tuple(phases),
+        taps=tuple(taps_out),
+        slack=max(t[2] for t in taps_out),
+        flat=waste <= 2.0,
+    )
+
+
+def _copy_compute(dst: Array, src: Array, name: str, cdt: np.dtype[Any]) -> None:
+    """dst[...] = src in the compute type (bfloat16 via its bits, float64 saturated to float32
+    when narrowed, integers wrapped)."""
+    if name == "bfloat16":
+        np.multiply(src.view(np.uint16), 65536, out=dst.view(np.uint32), dtype=np.uint32)
+    elif name == "float64" and cdt == np.float32:
+        np.clip(src, -F32_MAX, F32_MAX, out=dst, casting="same_kind")
+    else:
+        np.copyto(dst, src, casting="unsafe")
+
+
+def _fill_phases(
+    raw: Array, lay: _Layout, name: str, cdt: np.dtype[Any], pad: float | int
+) -> list[Array]:
+    """One flat buffer per phase: (planes, *dims) in the compute type, padding filled with
+    `pad`, followed by `slack` padding elements for the shifted reads."""
+    planes = raw.shape[0]
+    size = planes * math.prod(lay.dims)
+    buffers = []
+    for spec in lay.phases:
+        buf = np.empty(size + lay.slack, cdt)
+        arr = buf[:size].reshape((planes, *lay.dims))
+        for ax, (_, lo, hi, _) in enumerate(spec):
+            head: tuple[slice, ...] = (slice(None),) * (ax + 1)
+            if lo > 0:
+                arr[(*head, slice(0, lo))] = pad
+            if hi < lay.dims[ax]:
+                arr[(*head, slice(hi, None))] = pad
+        if lay.slack:
+            buf[size:] = pad
+        if all(hi > lo for _, lo, hi, _ in spec):
+            dst = arr[(slice(None), *(slice(lo, hi) for _, lo, hi, _ in spec))]
+            src = raw[
+                (
+                    slice(None),
+                    *(
+                        slice(start, start + (hi - lo - 1) * st + 1, st)
+                        for (_, lo, hi, start), st in zip(spec, lay.strides, strict=True)
+                    ),
+                )
+            ]
+            _copy_compute(dst, src, name, cdt)
+        buffers.append(buf)
+    return buffers
+
+
+def _valid(flat: Array, planes: int, lay: _Layout) -> Array:
+    """The (planes, *out) outputs inside a flat (planes, *dims) accumulator."""
+    grid = flat.reshape((planes, *lay.dims))
+    return grid[(slice(None), *(slice(0, o) for o in lay.out))]
+
+
+def _tap_source(buf: Array, tap: tuple[int, int, int, tuple[int, ...]], planes: int,
+                lay: _Layout) -> Array:
+    size = planes * math.prod(lay.dims)
+    if lay.flat:
+        return buf[tap[2] : tap[2] + size]
+    grid = buf[:size].reshape((planes, *lay.dims))
+    return grid[(slice(None), *(slice(q, q + o) for q, o in zip(tap[3], lay.out, strict=True)))]
+
+
+def _accumulate(
+    buffers: list[Array],
+    lay: _Layout,
+    planes: int,
+    dtype: np.dtype[Any],
+    first: Callable[[Array, Array], Any],
+    op: Callable[..., Any],
+) -> tuple[Array, Array]:
+    """Apply the taps in row-major window order: (accumulator as used, (planes, *out) view)."""
+    shape = (planes * math.prod(lay.dims),) if lay.flat else (planes, *lay.out)
+    acc = np.empty(shape, dtype)
+    for i, tap in enumerate(lay.taps):
+        src = _tap_source(buffers[tap[1]], tap, planes, lay)
+        if i == 0:
+            first(src, acc)
+        else:
+            op(acc, src, out=acc)
+    return acc, (_valid(acc, planes, lay) if lay.flat else acc)
+
+
+def _block(lay: _Layout, j0: int, j1: int) -> _Layout:
+    """The layout of output rows [j0, j1) of the first spatial axis (for large planes: a block
+    of rows keeps its phase arrays in cache)."""
+    extra = lay.dims[0] - lay.out[0]
+    rows = j1 - j0 + extra
+    stride = lay.strides[0]
+    phases = []
+    for spec in lay.phases:
+        r, lo, hi, start = spec[0]
+        lo_b = min(max(lo, j0), j0 + rows)
+        hi_b = max(lo_b, min(hi, j0 + rows))
+        first = (r, lo_b - j0, hi_b - j0, start + (lo_b - lo) * stride)
+        phases.append((first, *spec[1:]))
+    return _Layout(
+        dims=(rows, *lay.dims[1:]),
+        out=(j1 - j0, *lay.out[1:]),
+        strides=lay.strides,
+        phases=tuple(phases),
+        taps=lay.taps,
+        slack=lay.slack,
+        flat=lay.flat,
+    )
+
+
+def _is_global(plan: PoolPlan) -> bool:
+    return all(
+        a.out == 1 and a.pad_begin == 0 and a.pad_end == 0 and a.dilation == 1
+        and a.window == a.size
+        for a in plan.axes
+    )
+
+
+def pool(x: Array, plan: PoolPlan, threads: int | None = None) -> tuple[Array, Array | None]:
+    """Pool x (N, C, *spatial) as the plan says: (values, indices or None).
+
+    Chunks of planes run on `threads` threads (default: IRPOOL_THREADS, else the CPU count, at
+    most 8); results do not depend on it."""
     name = check_input(x, plan)
     cdt = compute_dtype(x.dtype, plan)
     out = np.empty(plan.output_shape, dtype=x.dtype)
     want_indices = plan.indices and plan.reduce == "max"
     idx = np.empty(plan.output_shape, dtype=np.dtype(plan.index_dtype)) if want_indices else None
+    if out.size == 0:
+        return out, idx
     planes = plan.input_shape[0] * plan.input_shape[1]
     spatial_in = plan.input_shape[2:]
     spatial_out = plan.output_shape[2:]
-    xs = x.reshape((planes, *spatial_in))
+    xs = np.ascontiguousarray(x).reshape((planes, *spatial_in))
     out_s = out.reshape((planes, *spatial_out))
     idx_s = idx.reshape((planes, *spatial_out)) if idx is not None else None
-    plane_size = max(1, math.prod(spatial_in)) * max(cdt.itemsize, 4)
-    rows = max(1, CHUNK_BYTES // plane_size)
-    taps = _taps(plan.axes)
-    direct = cdt == x.dtype and name != "bfloat16"
+    plane_bytes = max(1, math.prod(spatial_in)) * cdt.itemsize
+    rows = max(1, CHUNK_BYTES // plane_bytes)
     lowest, empty_value = max_start(name, cdt, plan)
-    with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
-        for p0 in range(0, planes, rows):
-            p1 = min(planes, p0 + rows)
-            chunk = _to_compute(xs[p0:p1], name, cdt)
-            acc = out_s[p0:p1] if direct else np.empty((p1 - p0, *spatial_out), cdt)
-            if plan.reduce == "mean":
-                _mean(chunk, acc, plan, taps, out.dtype)
+    lay = _layout(plan.axes)
+    fast_global = _is_global(plan) and (
+        plan.reduce == "mean" or (idx_s is None and (plan.nan_max == "ignore" or cdt.kind != "f"))
+    )
+
+    # a plane larger than a chunk is processed in blocks of output rows (means only)
+    block_rows = plan.axes[0].out
+    if plan.reduce == "mean" and not fast_global and plane_bytes > CHUNK_BYTES:
+        per_row = plane_bytes / max(1, plan.axes[0].size) * plan.axes[0].stride
+        block_rows = max(1, min(plan.axes[0].out, int(CHUNK_BYTES // max(per_row, 1))))
+
+    def run_chunk(p0: int) -> None:
+        p1 = min(planes, p0 + rows)
+        raw = xs[p0:p1]
+        with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+            if fast_global:
+                values = _global(raw, plan, name, cdt, lowest)
+                if plan.reduce == "mean":
+                    values = _mean_values(values, plan, out.dtype)
+                _store(values, out_s[p0:p1], name)
+            elif plan.reduce == "mean":
+                for j0 in range(0, plan.axes[0].out, block_rows):
+                    j1 = min(plan.axes[0].out, j0 + block_rows)
+                    part = lay if block_rows == plan.axes[0].out else _block(lay, j0, j1)
+                    sums = _sum_chunk(raw, part, name, cdt)
+                    means = _mean_values(sums, plan, out.dtype, slice(j0, j1))
+                    _store(means, out_s[p0:p1, j0:j1], name)
             else:
-                _max(chunk, acc, plan, taps, lowest, empty_value)
-                if idx_s is not None:
-                    idx_s[p0:p1] = _indices(chunk, acc, plan, taps, p0, lowest)
-            if not direct:
-                if out.dtype.kind in "iu" and acc.dtype.kind in "iu":
-                    acc = np.clip(acc, *_int_range(out.dtype))
-                _store(acc, out_s[p0:p1], name)
+                values = _max_chunk(raw, plan, name, cdt, lowest, empty_value, idx_s, p0)
+                _store(values, out_s[p0:p1], name)
+
+    starts = range(0, planes, rows)
+    workers = _threads(threads)
+    if workers > 1 and len(starts) > 1 and x.nbytes >= PARALLEL_BYTES:
+        list(_executor(workers).map(run_chunk, starts))
+    else:
+        for p0 in starts:
+            run_chunk(p0)
     return out, idx
+
+
+def _sum_chunk(raw: Array, lay: _Layout, name: str, cdt: np.dtype[Any]) -> Array:
+    """Window sums of a chunk, taps added in row-major window order starting from +0."""
+    buffers = _fill_phases(raw, lay, name, cdt, 0)
+    if cdt.kind == "f":
+        zero = cdt.type(0)
+        first: Callable[[Array, Array], Any] = lambda src, acc: np.add(src, zero, out=acc)  # noqa: E731
+    else:
+        first = lambda src, acc: np.copyto(acc, src)  # noqa: E731
+    _, values = _accumulate(buffers, lay, raw.shape[0], cdt, first, np.add)
+    return values
+
+
+PARALLEL_BYTES = 1 << 20
+"""Inputs at least this large are split over threads (numpy releases the GIL in its loops)."""
+
+_EXECUTORS: dict[int, concurrent.futures.ThreadPoolExecutor] = {}
+
+
+def _threads(requested: int | None) -> int:
+    if requested is not None:
+        return max(1, requested)
+    raw = os.environ.get("IRPOOL_THREADS")
+    if raw:
+        try:
+            return max(1, int(raw))
+        except ValueError:
+            pass
+    return min(os.cpu_count() or 1, 8)
+
+
+def _executor(workers: int) -> concurrent.futures.ThreadPoolExecutor:
+    if workers not in _EXECUTORS:
+        _EXECUTORS[workers] = concurrent.futures.ThreadPoolExecutor(
+            max_workers=workers, thread_name_prefix="irpool"
+        )
+    return _EXECUTORS[workers]
+
+
+def _global(
+    raw: Array, plan: PoolPlan, name: str, cdt: np.dtype[Any], lowest: float | int
+) -> Array:
+    """One window per plane: a reduction over a transposed copy, summed in row-major order."""
+    planes = raw.shape[0]
+    size = math.prod(raw.shape[1:])
+    column = np.empty((size, planes), cdt)
+    _copy_compute(column, raw.reshape(planes, size).T, name, cdt)
+    shape = (planes,) + (1,) * len(plan.axes)
+    if plan.reduce == "mean":
+        # add.reduce over the first axis of a C-ordered array adds the rows in order
+        return np.add.reduce(column, axis=0, dtype=cdt).reshape(shape)
+    if cdt.kind == "f":
+        return np.fmax(np.fmax.reduce(column, axis=0), lowest).reshape(shape)
+    return np.maximum.reduce(column, axis=0).reshape(shape)
+
+
+@lru_cache(maxsize=256)
+def _axis_taps_cached(axis: AxisPlan) -> tuple[_Tap, ...]:
+    return tuple(_axis_taps(axis))
+
+
+def _axis_max(a: Array, ax: int, axis: AxisPlan, op: Callable[..., Any], pad: float | int) -> Array:
+    """Reduce dimension `ax` (0 = first spatial) of a (planes, *spatial) array to the axis's
+    windows: one strided operation per tap; windows with no tap inside the input keep `pad`."""
+    dim = ax + 1
+    shape = list(a.shape)
+    shape[dim] = axis.out
+    b = np.empty(shape, a.dtype)
+    head = (slice(None),) * dim
+    taps = _axis_taps_cached(axis)
+    full = [t for t in taps if t.out.start == 0 and t.out.stop == axis.out]
+    rest = [t for t in taps if not full or t is not full[0]]
+    if full:
+        np.copyto(b, a[(*head, full[0].src)])
+    else:
+        b.fill(pad)
+    for t in rest:
+        view = b[(*head, t.out)]
+        op(view, a[(*head, t.src)], out=view)
+    return b
+
+
+def _max_chunk(
+    raw: Array,
+    plan: PoolPlan,
+    name: str,
+    cdt: np.dtype[Any],
+    lowest: float | int,
+    empty_value: float | int,
+    idx_s: Array | None,
+    p0: int,
+) -> Array:
+    """Max pooling of a chunk: separable, one axis at a time (the order of a max is free)."""
+    floating = cdt.kind == "f"
+    chunk = _to_compute(raw, name, cdt)
+    if not floating:
+        pad: float | int = lowest
+        op: Callable[..., Any] = np.maximum
+    elif plan.nan_max == "ignore":
+        pad, op = lowest, np.fmax
+    else:
+        pad, op = -math.inf, (np.fmax if plan.nan_max == "first" else np.maximum)
+    values = chunk
+    for ax in reversed(range(len(plan.axes))):
+        values = _axis_max(values, ax, plan.axes[ax], op, pad)
+    if floating and plan.nan_max == "ignore":
+        # openvino starts from lowest() and keeps a tap only when greater: -inf and all-NaN
+        # windows give lowest()
+        np.fmax(values, lowest, out=values)
+    has_nan = floating and plan.nan_max != "ignore" and bool(np.isnan(chunk).any())
+    if has_nan and plan.nan_max == "first":
+        values[np.isnan(_first_tap_values(chunk, plan))] = np.nan
+    mask = empty_windows(plan)
+    if mask is not None:
+        values[:, mask] = empty_value
+    if idx_s is not None:
+        found = _found_box(chunk, values, _taps(plan.axes))
+        if has_nan:
+            found = _nan_found(chunk, values, plan, found)
+        idx_s[p0 : p0 + raw.shape[0]] = _indices(found, values, plan, p0, lowest)
+    return values
 
 
 def _store(acc: Array, dst: Array, name: str) -> None:
     """Write computed values to the output dtype (nearest even for floats; float64 outputs
-    computed in float32 saturate at +-FLT_MAX, as openvino converts them)."""
+    computed in float32 saturate at +-FLT_MAX, as openvino converts them; integers saturate)."""
     if name == "float64" and acc.dtype == np.float32:
         acc = np.clip(acc, -F32_MAX, F32_MAX)
-    dst[...] = acc.astype(dst.dtype)
+    elif dst.dtype.kind in "iu" and acc.dtype.kind in "iu" and acc.dtype != dst.dtype:
+        acc = np.clip(acc, *_int_range(dst.dtype))
+    np.copyto(dst, acc, casting="unsafe")
 
 
 def _float_to_int(result: Array, dtype: np.dtype[Any]) -> Array:
@@ -294,14 +628,21 @@ def _run_taps(acc: Array, chunk: Array, taps: _Taps, op: Callable[..., Any]) -> 
         op(view, chunk[s], out=view)
 
 
-def _mean(chunk: Array, acc: Array, plan: PoolPlan, taps: _Taps, out_dtype: np.dtype[Any]) -> None:
-    work = acc if acc.dtype == chunk.dtype else np.empty(acc.shape, chunk.dtype)
-    work.fill(0)
-    _run_taps(work, chunk, taps, np.add)
-    div = divisor(plan)
+@lru_cache(maxsize=64)
+def _divisor_cached(plan: PoolPlan) -> Array | float:
+    return divisor(plan)
+
+
+def _mean_values(
+    work: Array, plan: PoolPlan, out_dtype: np.dtype[Any], rows: slice = slice(None)
+) -> Array:
+    """Sums to means under the plan's divisor, integer rounding and empty-window rules;
+    `rows` selects the output rows of the first spatial axis the sums belong to."""
+    div = _divisor_cached(plan)
+    if isinstance(div, np.ndarray):
+        div = div[rows]
     if work.dtype.kind == "f":
-        np.divide(work, np.asarray(div, dtype=work.dtype), out=work)
-        result = work
+        result = np.divide(work, np.asarray(div, dtype=work.dtype))
     elif plan.int_mean == "trunc":
         d = np.asarray(div, dtype=np.int64)
         q = np.abs(work) // np.where(d == 0, 1, d)
@@ -315,37 +656,9 @@ def _mean(chunk: Array, acc: Array, plan: PoolPlan, taps: _Taps, out_dtype: np.d
         zero = np.asarray(div) == 0
         if zero.any():
             result[:, zero] = np.nan if plan.empty == "nan" and work.dtype.kind == "f" else 0
-    if result is not acc:
-        if acc.dtype.kind in "iu" and result.dtype.kind == "f":
-            result = _float_to_int(result, out_dtype)
-        acc[...] = result
-
-
-def _max(
-    chunk: Array,
-    acc: Array,
-    plan: PoolPlan,
-    taps: _Taps,
-    lowest: float | int,
-    empty_value: float | int,
-) -> None:
-    if chunk.dtype.kind != "f":
-        acc.fill(lowest)
-        _run_taps(acc, chunk, taps, np.maximum)
-    elif plan.nan_max == "ignore":
-        # openvino: start from lowest() and keep a tap only when greater, so NaN never wins and
-        # -inf windows give lowest(); np.fmax does both
-        acc.fill(lowest)
-        _run_taps(acc, chunk, taps, np.fmax)
-    else:
-        acc.fill(-np.inf)
-        _run_taps(acc, chunk, taps, np.fmax if plan.nan_max == "first" else np.maximum)
-        if plan.nan_max == "first" and np.isnan(chunk).any():
-            first = _first_tap_values(chunk, plan)
-            acc[np.isnan(first)] = np.nan
-    mask = empty_windows(plan)
-    if mask is not None:
-        acc[:, mask] = empty_value
+    if out_dtype.kind in "iu" and result.dtype.kind == "f":
+        result = _float_to_int(result, out_dtype)
+    return np.asarray(result)
 
 
 def _first_positions(axis: AxisPlan) -> Array:
@@ -369,30 +682,39 @@ def _strides(plan: PoolPlan) -> list[int]:
     return [math.prod(sizes[i + 1 :]) for i in range(len(sizes))]
 
 
-def _indices(
-    chunk: Array, acc: Array, plan: PoolPlan, taps: _Taps, p0: int, lowest: float | int
-) -> Array:
-    n_taps = math.prod(a.window for a in plan.axes)
+def _found_box(chunk: Array, values: Array, taps: _Taps) -> Array:
+    """Per output: the first tap (row-major) inside the input equal to its maximum, or -1,
+    found with a direct scan of the unpadded chunk (padding can never match)."""
+    n_taps = max(taps.number, default=0) + 1
     tap_dtype = np.int16 if n_taps < 32000 else np.int32
-    found = np.full(acc.shape, -1, dtype=tap_dtype)
+    found = np.full(values.shape, -1, dtype=tap_dtype)
     for number, o, s in zip(
         reversed(taps.number), reversed(taps.out), reversed(taps.src), strict=True
     ):
-        np.copyto(found[o], number, where=np.equal(chunk[s], acc[o]))
-    floating = chunk.dtype.kind == "f"
-    if floating and plan.nan_max != "ignore" and np.isnan(chunk).any():
-        nan_value = np.isnan(acc)
-        if plan.nan_max == "propagate":
-            last = np.full(acc.shape, -1, dtype=tap_dtype)
-            for number, o, s in zip(taps.number, taps.out, taps.src, strict=True):
-                np.copyto(last[o], number, where=np.isnan(chunk[s]))
-            found = np.where(nan_value, last, found)
-        else:
-            found = np.where(nan_value, _first_tap_numbers(plan), found)
+        np.copyto(found[o], number, where=np.equal(chunk[s], values[o]))
+    return found
+
+
+def _nan_found(chunk: Array, values: Array, plan: PoolPlan, found: Array) -> Array:
+    """Indices of NaN maxima: the first tap inside the input for onnxruntime (a NaN there is
+    what made the maximum NaN), the last NaN tap for PyTorch."""
+    nan_value = np.isnan(values)
+    if plan.nan_max == "propagate":
+        taps = _taps(plan.axes)
+        last = np.full(values.shape, -1, dtype=found.dtype)
+        for number, o, s in zip(taps.number, taps.out, taps.src, strict=True):
+            np.copyto(last[o], number, where=np.isnan(chunk[s]))
+        return np.asarray(np.where(nan_value, last, found))
+    return np.asarray(np.where(nan_value, _first_tap_numbers(plan), found))
+
+
+def _indices(found: Array, values: Array, plan: PoolPlan, p0: int, lowest: float | int) -> Array:
+    """Flat indices from the chosen tap numbers, in the plan's index layout."""
     if plan.nan_max == "ignore":
         # openvino starts from the lowest value and its first element and replaces them only
         # when a tap is strictly greater, so a window whose maximum is lowest() points at 0
-        found[acc <= lowest] = -1
+        found = np.where(values <= lowest, -1, found)
+    n_taps = math.prod(a.window for a in plan.axes)
     strides = _strides(plan)
     lut = np.zeros(n_taps + 1, dtype=np.int64)  # lut[-1] (no tap) stays 0
     for flat in range(n_taps):
@@ -410,7 +732,7 @@ def _indices(
         base = np.add.outer(base, v)
     spatial = np.where(found >= 0, base + lut[found], 0)
     plane_size = math.prod(a.size for a in plan.axes)
-    planes = np.arange(p0, p0 + acc.shape[0], dtype=np.int64) * plane_size
+    planes = np.arange(p0, p0 + values.shape[0], dtype=np.int64) * plane_size
     flat_index = spatial + planes.reshape((-1,) + (1,) * len(plan.axes))
     if plan.index_axis > 0:
         flat_index %= math.prod(plan.input_shape[plan.index_axis :])

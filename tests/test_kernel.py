@@ -134,3 +134,23 @@ def test_dtypes_keep_their_type(name: str) -> None:
     assert values.dtype == x.dtype
     np.testing.assert_array_equal(values.astype(np.int64), [[[1, 3, 5], [7, 9, 11]]])
     np.testing.assert_array_equal(idx, [[[1, 3, 5], [7, 9, 11]]])
+
+
+@given(data=st.data())
+def test_tiny_chunks_row_blocks_and_threads_change_nothing(data: st.DataObject) -> None:
+    """Chunks of planes, blocks of rows and threads only split the work."""
+    import irpool.kernel as kernel
+
+    p = data.draw(plans())
+    name = data.draw(st.sampled_from(["float32", "int32", "float16"]))
+    x = data.draw(inputs(p, name))
+    expected, expected_idx = pool(x, p, threads=1)
+    saved = (kernel.CHUNK_BYTES, kernel.PARALLEL_BYTES)
+    try:
+        kernel.CHUNK_BYTES, kernel.PARALLEL_BYTES = data.draw(st.sampled_from([1, 16, 64])), 0
+        values, indices = pool(x, p, threads=2)
+    finally:
+        kernel.CHUNK_BYTES, kernel.PARALLEL_BYTES = saved
+    np.testing.assert_array_equal(values, expected)
+    if expected_idx is not None:
+        np.testing.assert_array_equal(indices, expected_idx)

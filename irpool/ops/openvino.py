@@ -145,6 +145,18 @@ def params(spec: OpSpec, data: Mapping[str, str], rank: int | None) -> PoolParam
         notes.append(
             f"attribute(s) {', '.join(unknown)} not part of {spec.label}; openvino ignores them"
         )
+    if "dilations" in spec.wire_names() and not data.get("dilations", "").strip():
+        # measured with openvino 2026.4.1: the shape rules read no dilations as all 1, but the
+        # CPU plugin does not
+        crash = (
+            "crashes the CPU plugin while compiling (segmentation fault)"
+            if spec.reduce == "mean"
+            else "fails in the CPU plugin when its indices output is used"
+        )
+        notes.append(
+            f'warning: "dilations" is missing or empty; openvino 2026.4 {crash}; '
+            f'write dilations="{", ".join("1" for _ in data.get("kernel", "1").split(","))}"'
+        )
     if "exclude-pad" in spec.wire_names() and "exclude-pad" not in data:
         notes.append('"exclude-pad" is missing; openvino reads it as true')
     rounding = str(values["rounding_type"])
