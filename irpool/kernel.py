@@ -46,6 +46,7 @@ F32_MAX = float(np.finfo(np.float32).max)
 Array = npt.NDArray[Any]
 
 
+@lru_cache(maxsize=1)
 def bfloat16() -> np.dtype[Any] | None:
     """numpy dtype of ml_dtypes.bfloat16, or None when ml_dtypes is not installed."""
     try:
@@ -167,8 +168,7 @@ def empty_windows(plan: PoolPlan) -> Array | None:
 
 
 def _dtype_name(dtype: np.dtype[Any]) -> str:
-    bf = bfloat16()
-    return "bfloat16" if bf is not None and dtype == bf else dtype.name
+    return str(dtype.name)
 
 
 def compute_dtype(dtype: np.dtype[Any], plan: PoolPlan) -> np.dtype[Any]:
@@ -582,13 +582,30 @@ def _max_chunk(
         pad, op = lowest, np.fmax
     else:
         pad, op = -math.inf, (np.fmax if plan.nan_max == "first" else np.maximum)
-    values = chunk
-    for ax in reversed(range(len(plan.axes))):
-        values = _axis_max(values, ax, plan.axes[ax], op, pad)
-    if floating and plan.nan_max == "ignore":
-        # openvino starts from lowest() and keeps a tap only when greater: -inf and all-NaN
-        # windows give lowest()
-        np.fmax(values, lowest, out=values)
+    acc: Array | None = None
+    buffers: list[Array] = []
+    pad_hit = False
+    lay = _layout(plan.axes)
+    if idx_s is not None and lay.flat:
+        # with indices: the polyphase layout makes every tap, for the values and for the
+        # search of the first maximal tap, one contiguous operation
+        buffers = _fill_phases(raw, lay, name, cdt, pad)
+        if floating and plan.nan_max == "ignore":
+            first: Callable[[Array, Array], Any] = lambda src, a: np.fmax(src, lowest, out=a)  # noqa: E731
+        else:
+            first = lambda src, a: np.copyto(a, src)  # noqa: E731
+        acc, values = _accumulate(buffers, lay, raw.shape[0], cdt, first, op)
+        values = np.array(values)
+        # a maximum equal to the padding value may have come from a padding tap
+        pad_hit = plan.nan_max != "ignore" and bool((values == pad).any())
+    else:
+        values = chunk
+        for ax in reversed(range(len(plan.axes))):
+            values = _axis_max(values, ax, plan.axes[ax], op, pad)
+        if floating and plan.nan_max == "ignore":
+            # openvino starts from lowest() and keeps a tap only when greater: -inf and
+            # all-NaN windows give lowest()
+            np.fmax(values, lowest, out=values)
     has_nan = floating and plan.nan_max != "ignore" and bool(np.isnan(chunk).any())
     if has_nan and plan.nan_max == "first":
         values[np.isnan(_first_tap_values(chunk, plan))] = np.nan
@@ -596,11 +613,26 @@ def _max_chunk(
     if mask is not None:
         values[:, mask] = empty_value
     if idx_s is not None:
-        found = _found_box(chunk, values, _taps(plan.axes))
+        if acc is not None and not pad_hit:
+            found = _found_polyphase(buffers, acc, lay, raw.shape[0])
+        else:
+            # search the unpadded chunk, where padding cannot match
+            found = _found_box(chunk, values, _taps(plan.axes))
         if has_nan:
             found = _nan_found(chunk, values, plan, found)
-        idx_s[p0 : p0 + raw.shape[0]] = _indices(found, values, plan, p0, lowest)
+        _indices(found, values, plan, p0, lowest, idx_s[p0 : p0 + raw.shape[0]])
     return values
+
+
+def _found_polyphase(buffers: list[Array], acc: Array, lay: _Layout, planes: int) -> Array:
+    """Per output: the row-major number of the first tap equal to its maximum, or -1."""
+    tap_dtype = np.int16 if len(lay.taps) < 32000 else np.int32
+    found = np.full(acc.shape, -1, dtype=tap_dtype)
+    equal = np.empty(acc.shape, dtype=bool)
+    for tap in reversed(lay.taps):
+        np.equal(_tap_source(buffers[tap[1]], tap, planes, lay), acc, out=equal)
+        np.copyto(found, tap[0], where=equal)
+    return _valid(found, planes, lay)
 
 
 def _store(acc: Array, dst: Array, name: str) -> None:
@@ -708,12 +740,9 @@ def _nan_found(chunk: Array, values: Array, plan: PoolPlan, found: Array) -> Arr
     return np.asarray(np.where(nan_value, _first_tap_numbers(plan), found))
 
 
-def _indices(found: Array, values: Array, plan: PoolPlan, p0: int, lowest: float | int) -> Array:
-    """Flat indices from the chosen tap numbers, in the plan's index layout."""
-    if plan.nan_max == "ignore":
-        # openvino starts from the lowest value and its first element and replaces them only
-        # when a tap is strictly greater, so a window whose maximum is lowest() points at 0
-        found = np.where(values <= lowest, -1, found)
+@lru_cache(maxsize=64)
+def _index_tables(plan: PoolPlan) -> tuple[Array, Array]:
+    """(offset of every window tap, spatial index of every window's first tap position)."""
     n_taps = math.prod(a.window for a in plan.axes)
     strides = _strides(plan)
     lut = np.zeros(n_taps + 1, dtype=np.int64)  # lut[-1] (no tap) stays 0
@@ -723,20 +752,34 @@ def _indices(found: Array, values: Array, plan: PoolPlan, p0: int, lowest: float
             rest, t = divmod(rest, axis.window)
             offset += t * axis.dilation * stride
         lut[flat] = offset
-    base_axes = [
-        (np.arange(a.out) * a.stride - a.pad_begin) * st
-        for a, st in zip(plan.axes, strides, strict=True)
-    ]
-    base = base_axes[0]
-    for v in base_axes[1:]:
-        base = np.add.outer(base, v)
-    spatial = np.where(found >= 0, base + lut[found], 0)
+    base = np.zeros((), dtype=np.int64)
+    for a, st in zip(plan.axes, strides, strict=True):
+        base = np.add.outer(base, (np.arange(a.out) * a.stride - a.pad_begin) * st)
+    return lut, np.asarray(base)
+
+
+def _indices(
+    found: Array, values: Array, plan: PoolPlan, p0: int, lowest: float | int, dst: Array
+) -> None:
+    """Write flat indices for the chosen tap numbers into dst, in the plan's index layout."""
+    if plan.nan_max == "ignore":
+        # openvino starts from the lowest value and its first element and replaces them only
+        # when a tap is strictly greater, so a window whose maximum is lowest() points at 0
+        low = values <= lowest
+        if low.any():
+            found = np.where(low, -1, found)
+    lut, base = _index_tables(plan)
+    index = np.take(lut, found)
+    missing = found < 0
+    index += base
+    if missing.any():
+        index[missing] = 0
     plane_size = math.prod(a.size for a in plan.axes)
     planes = np.arange(p0, p0 + values.shape[0], dtype=np.int64) * plane_size
-    flat_index = spatial + planes.reshape((-1,) + (1,) * len(plan.axes))
+    index += planes.reshape((-1,) + (1,) * len(plan.axes))
     if plan.index_axis > 0:
-        flat_index %= math.prod(plan.input_shape[plan.index_axis :])
-    return np.asarray(flat_index)
+        index %= math.prod(plan.input_shape[plan.index_axis :])
+    np.copyto(dst, index, casting="unsafe")
 
 
 def _first_tap_numbers(plan: PoolPlan) -> Array:

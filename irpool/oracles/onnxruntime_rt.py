@@ -69,11 +69,13 @@ def node_model(
     return model
 
 
-def session(model: Any, threads: int | None = None) -> Any:
+def session(model: Any, threads: int | None = None, spin: bool = True) -> Any:
     _, ort = load()
     options = ort.SessionOptions()
     if threads:
         options.intra_op_num_threads = threads
+    if not spin:
+        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
     options.log_severity_level = 3
     data = model if isinstance(model, (bytes, str)) else model.SerializeToString()
     return ort.InferenceSession(data, options, providers=["CPUExecutionProvider"])
