@@ -467,6 +467,8 @@ def pool(x: Array, plan: PoolPlan, threads: int | None = None) -> tuple[Array, A
                     sums = _sum_chunk(raw, part, name, cdt)
                     means = _mean_values(sums, plan, out.dtype, slice(j0, j1))
                     _store(means, out_s[p0:p1, j0:j1], name)
+            elif name in ("float16", "bfloat16") and plan.nan_max == "ignore":
+                out_s[p0:p1] = _half_max_chunk(raw, plan, name, lowest, idx_s, p0)
             else:
                 values = _max_chunk(raw, plan, name, cdt, lowest, empty_value, idx_s, p0)
                 _store(values, out_s[p0:p1], name)
@@ -622,6 +624,40 @@ def _max_chunk(
             found = _nan_found(chunk, values, plan, found)
         _indices(found, values, plan, p0, lowest, idx_s[p0 : p0 + raw.shape[0]])
     return values
+
+
+HALF_NAN_KEY = -0x7FFF
+"""Key of NaN and of padding in `_half_keys`: below every number, -inf included."""
+
+
+def _half_keys(raw: Array) -> Array:
+    """float16/bfloat16 bit patterns as int16 keys with the order of the numbers: +m for
+    positives, -m for negatives (so +0 and -0 tie), NaN lowest of all."""
+    bits = raw.view(np.int16)
+    magnitude = bits & np.int16(0x7FFF)
+    sign = bits >> np.int16(15)  # 0 or -1
+    keys = (magnitude ^ sign) - sign
+    infinity = 0x7C00 if raw.dtype.name == "float16" else 0x7F80
+    nan = magnitude > infinity
+    if nan.any():
+        keys[nan] = HALF_NAN_KEY
+    return np.asarray(keys)
+
+
+def _half_max_chunk(
+    raw: Array, plan: PoolPlan, name: str, lowest: float | int, idx_s: Array | None, p0: int
+) -> Array:
+    """openvino's max of float16/bfloat16 without converting to float32: the maximum of
+    order-preserving int16 keys is the maximum of the numbers, and NaN never wins.  Windows
+    that beat nothing give what float32 lowest() rounds to (-inf), or bfloat16's own lowest
+    value where the layer has an empty window (see max_start)."""
+    infinity = 0x7C00 if name == "float16" else 0x7F80
+    floor_key = -infinity if lowest != BF16_LOWEST else -0x7F7F
+    keys = _half_keys(raw)
+    values = _max_chunk(keys, plan, "int16", keys.dtype, floor_key, floor_key, idx_s, p0)
+    np.maximum(values, np.int16(floor_key), out=values)
+    bits = np.where(values >= 0, values, (-values) | np.int16(-0x8000)).astype(np.int16)
+    return np.asarray(bits.view(raw.dtype))
 
 
 def _found_polyphase(buffers: list[Array], acc: Array, lay: _Layout, planes: int) -> Array:
