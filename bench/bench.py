@@ -24,12 +24,12 @@ from typing import Any
 # idle worker threads of the peers must not spin while another peer is timed
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
-import numpy as np  # noqa: E402
+import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 
-from irpool.geometry import PoolParams, plan  # noqa: E402
-from irpool.kernel import pool  # noqa: E402
+from irpool.geometry import PoolParams, plan
+from irpool.kernel import pool
 
 
 @dataclass(frozen=True)
@@ -104,8 +104,9 @@ def openvino_peer(w: Workload, x: np.ndarray, threads: int | None) -> Callable[[
         outputs = [node.output(0), node.output(1)] if w.indices else [node.output(0)]
     else:
         # dilations written out: openvino 2026.4 crashes compiling an AvgPool-16 without them
-        node = opset16.avg_pool(p, s, pads, pads, k, w.exclude_pad, rounding,
-                                dilations=[w.dilation] * n)
+        node = opset16.avg_pool(
+            p, s, pads, pads, k, w.exclude_pad, rounding, dilations=[w.dilation] * n
+        )
         outputs = [node.output(0)]
     model = ov.Model([opset1.result(o) for o in outputs], [p])
     cfg: dict[str, Any] = {"INFERENCE_PRECISION_HINT": "f32"}
@@ -129,8 +130,11 @@ def onnxruntime_peer(w: Workload, x: np.ndarray, threads: int) -> Callable[[], A
         return None
     try:
         n = len(w.kernel)
-        attrs: dict[str, Any] = {"kernel_shape": list(w.kernel), "strides": [w.stride] * n,
-                                 "pads": [w.pad] * (2 * n)}
+        attrs: dict[str, Any] = {
+            "kernel_shape": list(w.kernel),
+            "strides": [w.stride] * n,
+            "pads": [w.pad] * (2 * n),
+        }
         if w.ceil:
             attrs["ceil_mode"] = 1
         if w.reduce == "max":
@@ -158,8 +162,11 @@ def torch_peer(w: Workload, x: np.ndarray, threads: int) -> Callable[[], Any] | 
     tx = torch.from_numpy(x)
     if w.reduce == "max":
         fn = getattr(torch.nn.functional, f"max_pool{n}d")
-        kwargs: dict[str, Any] = {"dilation": w.dilation, "ceil_mode": w.ceil,
-                                  "return_indices": w.indices}
+        kwargs: dict[str, Any] = {
+            "dilation": w.dilation,
+            "ceil_mode": w.ceil,
+            "return_indices": w.indices,
+        }
     else:
         if w.dilation != 1:
             return None
@@ -200,8 +207,10 @@ def bench(w: Workload, rounds: int, min_seconds: float) -> dict[str, Any]:
     rng = np.random.default_rng(0)
     x = rng.standard_normal(w.shape).astype(w.dtype)
     p = plan(w.params(), x.shape, "openvino")
-    peers = [Peer("irpool1", lambda: pool(x, p, threads=1)[0]),
-             Peer("irpool", lambda: pool(x, p)[0])]
+    peers = [
+        Peer("irpool1", lambda: pool(x, p, threads=1)[0]),
+        Peer("irpool", lambda: pool(x, p)[0]),
+    ]
     for name, make in (
         ("ov1", lambda: openvino_peer(w, x, 1)),
         ("ov", lambda: openvino_peer(w, x, None)),
@@ -252,7 +261,8 @@ def bench(w: Workload, rounds: int, min_seconds: float) -> dict[str, Any]:
         "rounds": done,
         "median_ms": medians,
         "ratio_vs_ov1": {k: v / medians["ov1"] for k, v in medians.items()}
-        if "ov1" in medians else {},
+        if "ov1" in medians
+        else {},
         "checks": checks,
         "other_cpu_share": round(others, 3),
         "peak_extra_bytes": extra,
@@ -270,16 +280,18 @@ def main() -> int:
     args = parser.parse_args()
     chosen = [w for w in WORKLOADS if not args.only or w.name in args.only.split(",")]
     results = []
-    header = (f"{'workload':18} {'irpool1':>9} {'irpool':>9} {'ov1':>9} {'ov':>9} {'ort1':>9} "
-              f"{'torch1':>9} {'irp1/ov1':>9} {'irp/ov':>7} {'torch1/irp1':>11} {'mem extra':>10} "
-              f"{'busy':>5}")
+    header = (
+        f"{'workload':18} {'irpool1':>9} {'irpool':>9} {'ov1':>9} {'ov':>9} {'ort1':>9} "
+        f"{'torch1':>9} {'irp1/ov1':>9} {'irp/ov':>7} {'torch1/irp1':>11} {'mem extra':>10} "
+        f"{'busy':>5}"
+    )
     print(header)
     for w in chosen:
         r = bench(w, args.rounds, args.min_seconds)
         results.append(r)
         m = r["median_ms"]
 
-        def cell(name: str) -> str:
+        def cell(name: str, m: dict[str, float] = m) -> str:
             return f"{m[name]:9.3f}" if name in m else f"{'-':>9}"
 
         ratio = m["irpool1"] / m["ov1"] if "ov1" in m else float("nan")
@@ -287,13 +299,18 @@ def main() -> int:
         vs_torch = m["torch1"] / m["irpool1"] if "torch1" in m else float("nan")
         extra = r["peak_extra_bytes"] / 2**20
         bad = [k for k, v in r["checks"].items() if v != "ok"]
-        print(f"{w.name:18} {cell('irpool1')} {cell('irpool')} {cell('ov1')} {cell('ov')} "
-              f"{cell('ort1')} {cell('torch1')} {ratio:9.2f} {ratio_ov:7.2f} {vs_torch:11.2f} "
-              f"{extra:8.1f}MB {r['other_cpu_share']:5.2f}" + (f"  output differs: {bad}" if bad
-                                                               else ""))
+        print(
+            f"{w.name:18} {cell('irpool1')} {cell('irpool')} {cell('ov1')} {cell('ov')} "
+            f"{cell('ort1')} {cell('torch1')} {ratio:9.2f} {ratio_ov:7.2f} {vs_torch:11.2f} "
+            f"{extra:8.1f}MB {r['other_cpu_share']:5.2f}"
+            + (f"  output differs: {bad}" if bad else "")
+        )
     for mine, theirs in (("irpool1", "ov1"), ("irpool", "ov")):
-        ratios = [r["median_ms"][mine] / r["median_ms"][theirs] for r in results
-                  if theirs in r["median_ms"]]
+        ratios = [
+            r["median_ms"][mine] / r["median_ms"][theirs]
+            for r in results
+            if theirs in r["median_ms"]
+        ]
         if ratios:
             geo = float(np.exp(np.mean(np.log(ratios))))
             print(f"geometric mean {mine}/{theirs} over {len(ratios)} workloads: {geo:.2f}")

@@ -269,8 +269,9 @@ def _layout(axes: tuple[AxisPlan, ...]) -> _Layout:
     dims: list[int] = []
     residues: list[list[int]] = []
     for a in axes:
-        taps = [(t, (t * a.dilation) % a.stride, (t * a.dilation) // a.stride)
-                for t in range(a.window)]
+        taps = [
+            (t, (t * a.dilation) % a.stride, (t * a.dilation) // a.stride) for t in range(a.window)
+        ]
         per_axis.append(taps)
         dims.append(a.out + max(q for _, _, q in taps))
         residues.append(sorted({r for _, r, _ in taps}))
@@ -358,8 +359,9 @@ def _valid(flat: Array, planes: int, lay: _Layout) -> Array:
     return grid[(slice(None), *(slice(0, o) for o in lay.out))]
 
 
-def _tap_source(buf: Array, tap: tuple[int, int, int, tuple[int, ...]], planes: int,
-                lay: _Layout) -> Array:
+def _tap_source(
+    buf: Array, tap: tuple[int, int, int, tuple[int, ...]], planes: int, lay: _Layout
+) -> Array:
     size = planes * math.prod(lay.dims)
     if lay.flat:
         return buf[tap[2] : tap[2] + size]
@@ -413,7 +415,10 @@ def _block(lay: _Layout, j0: int, j1: int) -> _Layout:
 
 def _is_global(plan: PoolPlan) -> bool:
     return all(
-        a.out == 1 and a.pad_begin == 0 and a.pad_end == 0 and a.dilation == 1
+        a.out == 1
+        and a.pad_begin == 0
+        and a.pad_end == 0
+        and a.dilation == 1
         and a.window == a.size
         for a in plan.axes
     )
@@ -438,7 +443,13 @@ def pool(x: Array, plan: PoolPlan, threads: int | None = None) -> tuple[Array, A
     out_s = out.reshape((planes, *spatial_out))
     idx_s = idx.reshape((planes, *spatial_out)) if idx is not None else None
     plane_bytes = max(1, math.prod(spatial_in)) * cdt.itemsize
-    rows = max(1, CHUNK_BYTES // plane_bytes)
+    # many-tap sums make one pass per tap over the chunk: keep it smaller (measured)
+    chunk_bytes = (
+        CHUNK_BYTES // 2
+        if plan.reduce == "mean" and len(_taps(plan.axes).number) > 16
+        else CHUNK_BYTES
+    )
+    rows = max(1, chunk_bytes // plane_bytes)
     lowest, empty_value = max_start(name, cdt, plan)
     lay = _layout(plan.axes)
     fast_global = _is_global(plan) and (
@@ -447,9 +458,9 @@ def pool(x: Array, plan: PoolPlan, threads: int | None = None) -> tuple[Array, A
 
     # a plane larger than a chunk is processed in blocks of output rows (means only)
     block_rows = plan.axes[0].out
-    if plan.reduce == "mean" and not fast_global and plane_bytes > CHUNK_BYTES:
+    if plan.reduce == "mean" and not fast_global and plane_bytes > chunk_bytes:
         per_row = plane_bytes / max(1, plan.axes[0].size) * plan.axes[0].stride
-        block_rows = max(1, min(plan.axes[0].out, int(CHUNK_BYTES // max(per_row, 1))))
+        block_rows = max(1, min(plan.axes[0].out, int(chunk_bytes // max(per_row, 1))))
 
     def run_chunk(p0: int) -> None:
         p1 = min(planes, p0 + rows)
@@ -532,10 +543,10 @@ def _global(
     shape = (planes,) + (1,) * len(plan.axes)
     if plan.reduce == "mean":
         # add.reduce over the first axis of a C-ordered array adds the rows in order
-        return np.add.reduce(column, axis=0, dtype=cdt).reshape(shape)
+        return np.asarray(np.add.reduce(column, axis=0, dtype=cdt)).reshape(shape)
     if cdt.kind == "f":
-        return np.fmax(np.fmax.reduce(column, axis=0), lowest).reshape(shape)
-    return np.maximum.reduce(column, axis=0).reshape(shape)
+        return np.asarray(np.fmax(np.fmax.reduce(column, axis=0), lowest)).reshape(shape)
+    return np.asarray(np.maximum.reduce(column, axis=0)).reshape(shape)
 
 
 @lru_cache(maxsize=256)
@@ -547,14 +558,18 @@ def _axis_max(a: Array, ax: int, axis: AxisPlan, op: Callable[..., Any], pad: fl
     """Reduce dimension `ax` (0 = first spatial) of a (planes, *spatial) array to the axis's
     windows: one strided operation per tap; windows with no tap inside the input keep `pad`."""
     dim = ax + 1
+    if dim == a.ndim - 1 and axis.size == axis.out * axis.stride and a.flags.c_contiguous:
+        return _last_axis_max(a, axis, op, pad)
     shape = list(a.shape)
     shape[dim] = axis.out
     b = np.empty(shape, a.dtype)
     head = (slice(None),) * dim
     taps = _axis_taps_cached(axis)
     full = [t for t in taps if t.out.start == 0 and t.out.stop == axis.out]
-    rest = [t for t in taps if not full or t is not full[0]]
-    if full:
+    rest = [t for t in taps if t not in full[:2]]
+    if len(full) >= 2:  # the first two taps in one operation
+        op(a[(*head, full[0].src)], a[(*head, full[1].src)], out=b)
+    elif full:
         np.copyto(b, a[(*head, full[0].src)])
     else:
         b.fill(pad)
@@ -562,6 +577,44 @@ def _axis_max(a: Array, ax: int, axis: AxisPlan, op: Callable[..., Any], pad: fl
         view = b[(*head, t.out)]
         op(view, a[(*head, t.src)], out=view)
     return b
+
+
+def _last_axis_max(a: Array, axis: AxisPlan, op: Callable[..., Any], pad: float | int) -> Array:
+    """The last-axis pass when n = out * stride: all rows of the chunk form one long row of
+    `out` groups of `stride` elements, so every tap is a single strided 1-D operation over the
+    whole chunk; a tap reaching past a row's ends touches the neighbouring row there, so those
+    few columns are saved before and restored after it."""
+    s, out = axis.stride, axis.out
+    rows = a.size // axis.size
+    groups = a.reshape(rows * out, s)
+    b = np.empty((rows, out), a.dtype)
+    flat = b.reshape(-1)
+    total = rows * out
+    taps = [(t * axis.dilation - axis.pad_begin) for t in range(axis.window)]
+    split = [divmod(o, s) for o in taps]  # (group shift q, element c): position j*s + o
+    order = sorted(range(len(split)), key=lambda i: abs(split[i][0]))
+    centred = [i for i in order if split[i][0] == 0]
+    if len(centred) >= 2:  # the first two taps in one operation
+        op(groups[:, split[centred[0]][1]], groups[:, split[centred[1]][1]], out=flat)
+        rest = [i for i in order if i not in centred[:2]]
+    elif centred:
+        np.copyto(flat, groups[:, split[centred[0]][1]])
+        rest = [i for i in order if i != centred[0]]
+    else:
+        b.fill(pad)
+        rest = order
+    for i in rest:
+        q, c = split[i]
+        if q >= out or -q >= out:
+            continue  # this tap is in the padding for every window
+        keep = b[:, out - q :] if q > 0 else b[:, :-q] if q < 0 else None
+        saved = keep.copy() if keep is not None else None
+        lo, hi = max(0, -q), total - max(0, q)
+        view = flat[lo:hi]
+        op(view, groups[lo + q : hi + q, c], out=view)
+        if keep is not None and saved is not None:
+            keep[...] = saved
+    return b.reshape((*a.shape[:-1], out))
 
 
 def _max_chunk(

@@ -74,7 +74,7 @@ def test_one_corrupted_dim_is_found_and_named(path: Path) -> None:
         old = int(m.group(1))
         new = old + 1 if old > 0 else (7 if old == -1 else 1)
         corrupted = text[: m.start(1)] + str(new) + text[m.end(1) :]
-        report = check_graph(parse_text(corrupted, path.name))
+        report = check_graph(parse_text(corrupted, str(path)))
         layer = _layer_at(text, m.start())
         assert report.findings, f"dim {old}->{new} in {layer} went unnoticed"
         named = " ".join(f"{f.layer} {f.message}" for f in report.findings)
