@@ -118,10 +118,10 @@ def _parse_range(text: str) -> tuple[float, float]:
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
-    from . import run as runner
     from .arrays import save_npz
     from .files import check_output
     from .frontends.ir_xml import load
+    from .run import find_layer, layer_input_shape, random_inputs, run_graph, run_layer
 
     limit = args.max_elements
     graph = load(args.model)
@@ -131,26 +131,26 @@ def _cmd_run(args: argparse.Namespace) -> int:
     inputs_path = None
     low, high = _parse_range(args.range)
     if args.layer is not None:
-        layer = runner.find_layer(graph, args.layer)
+        layer = find_layer(graph, args.layer)
         if inputs:
             if len(inputs) != 1:
                 raise UsageError("--layer runs one layer: give one input array")
             x = next(iter(inputs.values()))
         else:
-            shape = runner.layer_input_shape(graph, layer)
+            shape = layer_input_shape(graph, layer)
             from .arrays import check_elements
 
             check_elements(shape, f'input of "{layer.label}"', limit)
             et = layer.inputs[0].element_type or "f32"
             x = _random_array(shape, et, args.seed, low, high)
             inputs = {"input": x}
-        plan, outputs = runner.run_layer(graph, args.layer, x, args.convention, args.cast, limit)
+        plan, outputs = run_layer(graph, args.layer, x, args.convention, args.cast, limit)
         plans = {layer.label: plan}
         tensors: dict[str, Any] = {}
     else:
         if not inputs:
-            inputs = runner.random_inputs(graph, args.seed, low, high)
-        result = runner.run_graph(graph, inputs, args.convention, args.cast, limit)
+            inputs = random_inputs(graph, args.seed, low, high)
+        result = run_graph(graph, inputs, args.convention, args.cast, limit)
         outputs, plans, tensors = result.outputs, result.plans, result.tensors
     if not input_paths:
         inputs_path = os.path.splitext(args.output)[0] + ".inputs.npz"
@@ -245,6 +245,88 @@ def _add_run(sub: Any) -> None:
     p.set_defaults(func=_cmd_run)
 
 
+# -- explain -------------------------------------------------------------------------------
+
+
+def _int_tuple(text: str, what: str) -> tuple[int, ...]:
+    try:
+        values = tuple(int(v) for v in text.split(","))
+    except ValueError:
+        raise UsageError(f"{what} {text!r}: expected integers separated by commas") from None
+    if any(v < 0 for v in values):
+        raise UsageError(f"{what} {text!r}: expected integers >= 0")
+    return values
+
+
+def _cmd_explain(args: argparse.Namespace) -> int:
+    from .explain import SCHEMA, explain_graph, format_report, to_json
+    from .files import check_output
+    from .frontends.ir_xml import load
+
+    graph = load(args.model)
+    shape = _int_tuple(args.input_shape, "--input-shape") if args.input_shape else None
+    if args.png:
+        check_output(args.png, args.force, [args.model])
+    reports = explain_graph(graph, args.layer, args.convention, shape)
+    if args.png:
+        if len(reports) != 1:
+            raise UsageError("--png draws one layer: choose it with --layer NAME")
+        from .plot import draw
+
+        cells = [_int_tuple(c, "--cell") for c in args.cells] if args.cells else None
+        draw(reports[0], args.png, cells, args.depth)
+    if args.json:
+        _print_json(
+            {"schema": SCHEMA, "irpool": __version__, "layers": [to_json(r) for r in reports]}
+        )
+    else:
+        print("\n\n".join(format_report(r) for r in reports))
+        if args.png:
+            print(f"wrote {args.png}")
+    return EXIT_OK
+
+
+def _add_explain(sub: Any) -> None:
+    p = sub.add_parser(
+        "explain",
+        help="one pooling layer in numbers and pictures",
+        description=(
+            "For each spatial axis of a pooling layer: the attributes as written, the pads "
+            "after auto_pad, the output-size formula with its numbers, the first and last "
+            "windows, the windows that reach into the padding or the ceil overhang, empty "
+            "windows, and the divisor of every kind of border window under each convention."
+        ),
+    )
+    p.add_argument("model", metavar="MODEL.xml")
+    p.add_argument("--layer", metavar="NAME", help="the layer (default: every pooling layer)")
+    p.add_argument(
+        "--convention",
+        choices=["openvino", "onnx", "torch"],
+        default=None,
+        help="explain what this runtime computes (default openvino)",
+    )
+    p.add_argument(
+        "--input-shape", metavar="N,C,...", help="input shape for a layer whose input is dynamic"
+    )
+    p.add_argument("--json", action="store_true", help="print JSON (schema irpool.explain/1)")
+    p.add_argument("--png", metavar="FILE.png", help="draw the windows (needs matplotlib)")
+    p.add_argument(
+        "--cell",
+        dest="cells",
+        action="append",
+        metavar="I,J",
+        help="output cell whose window to draw (repeatable; default corners+centre)",
+    )
+    p.add_argument(
+        "--depth",
+        type=int,
+        default=0,
+        help="for 3-D layers: the window of the first spatial axis to draw",
+    )
+    p.add_argument("--force", action="store_true", help="replace an existing PNG")
+    p.set_defaults(func=_cmd_explain)
+
+
 # -- main --------------------------------------------------------------------------------------
 
 
@@ -263,7 +345,7 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-COMMANDS: list[Callable[[Any], None]] = [_add_check, _add_run]
+COMMANDS: list[Callable[[Any], None]] = [_add_check, _add_run, _add_explain]
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -77,11 +77,14 @@ def _element_type(layer: Layer) -> str:
     raise IrParseError("Parameter has no element_type; expected one", layer.where())
 
 
-def check_input(layer: Layer, array: Array, cast: bool) -> Array:
+def check_input(layer: Layer, array: Array, cast: bool, v10: bool = False) -> Array:
     """The input array for a Parameter, after dtype and shape checks (and --cast)."""
     where = layer.where()
     et = _element_type(layer)
     want = _numpy_dtype(et)
+    if v10 and want == np.float16 and array.dtype == np.float32:
+        # openvino feeds f16 Parameters of IR v10 models from f32 inputs
+        array = array.astype(np.float16)
     if array.dtype != want:
         if want.name == "bfloat16" and array.dtype == np.uint16:
             array = array.view(want)  # bfloat16 given as its bit pattern (.npy cannot say)
@@ -106,12 +109,22 @@ def check_input(layer: Layer, array: Array, cast: bool) -> Array:
     return array
 
 
+def v10_output(array: Array) -> Array:
+    """openvino retypes the outputs of IR v10 models: integers to i32, floats to f32."""
+    if array.dtype.kind in "iu":
+        return np.asarray(array.astype(np.int32))
+    if array.dtype != np.float32 and array.dtype.kind in "fV":
+        return np.asarray(array.astype(np.float32))
+    return array
+
+
 def bind_inputs(
     graph: Graph, inputs: Mapping[str, Array] | Array, cast: bool = False
 ) -> dict[int, Array]:
     """Inputs by Parameter (layer index): a bare array for a single Parameter, else by the
     Parameter's layer name or any tensor name of its output."""
     params = parameters(graph)
+    v10 = graph.ir_version == 10
     if isinstance(inputs, np.ndarray):
         inputs = {"": inputs}
     bound: dict[int, Array] = {}
@@ -122,7 +135,7 @@ def bind_inputs(
             raise UsageError(
                 f"the model has {len(params)} Parameters ({names}); name each input as NAME=FILE"
             )
-        bound[params[0].index] = check_input(params[0], given[""], cast)
+        bound[params[0].index] = check_input(params[0], given[""], cast, v10)
         return bound
     for layer in params:
         match = next((n for n in parameter_names(layer) if n in given), None)
@@ -132,7 +145,7 @@ def bind_inputs(
                 f'no input for Parameter "{layer.label}" (names: '
                 f"{', '.join(parameter_names(layer))}); inputs given: {known or 'none'}"
             )
-        bound[layer.index] = check_input(layer, given.pop(match), cast)
+        bound[layer.index] = check_input(layer, given.pop(match), cast, v10)
         for alias in parameter_names(layer):
             given.pop(alias, None)
     if given:
@@ -264,7 +277,7 @@ def run_graph(
             outs = [convert(ins[0], target)]
         elif kind == "result":
             name = layer.name or layer.label
-            result.outputs[name] = ins[0]
+            result.outputs[name] = v10_output(ins[0]) if graph.ir_version == 10 else ins[0]
             continue
         else:
             p, outs = run_pooling(layer, ins[0], convention, limit)

@@ -1,0 +1,121 @@
+"""The Python API: the same operations as the command line, returning objects."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any, Literal
+
+import numpy as np
+import numpy.typing as npt
+
+from .check import CheckReport, check_graph
+from .explain import LayerReport, explain_graph
+from .frontends.ir_xml import load as load_ir
+from .geometry import PoolParams, plan
+from .kernel import pool as _pool
+from .model import Graph
+from .run import RunResult, run_graph, run_layer
+
+Array = npt.NDArray[Any]
+
+
+def load(path: str) -> Graph:
+    """Read an OpenVINO IR (`model.xml`, IR v10/v11) or a file of `<layer>` fragments."""
+    return load_ir(path)
+
+
+def _graph(model: str | Graph) -> Graph:
+    return model if isinstance(model, Graph) else load(model)
+
+
+def check(model: str | Graph) -> CheckReport:
+    """Infer every pooling layer's output shape and compare each declared `<dim>` with it.
+
+    `report.ok` is True when everything agrees; `report.findings` lists the disagreements."""
+    return check_graph(_graph(model))
+
+
+def run(
+    model: str | Graph,
+    inputs: Mapping[str, Array] | Array,
+    convention: str | None = None,
+    layer: str | None = None,
+    cast: bool = False,
+) -> RunResult | dict[str, Array]:
+    """Execute a pooling net (outputs keyed by Result name, in `RunResult.outputs`), or with
+    `layer` one pooling layer of any IR on `inputs` (a single array): {'output0', 'output1'}."""
+    graph = _graph(model)
+    if layer is not None:
+        x = inputs if isinstance(inputs, np.ndarray) else next(iter(inputs.values()))
+        _, outputs = run_layer(graph, layer, x, convention, cast)
+        return outputs
+    return run_graph(graph, inputs, convention, cast)
+
+
+def explain(
+    model: str | Graph, layer: str | None = None, convention: str | None = None
+) -> list[LayerReport]:
+    """Per-axis pads, formulas, border windows and divisors of the pooling layers."""
+    return explain_graph(_graph(model), layer, convention)
+
+
+def pool(
+    x: Array,
+    kernel: int | Sequence[int],
+    strides: int | Sequence[int] | None = None,
+    pads: int | Sequence[int] | Sequence[tuple[int, int]] = 0,
+    dilations: int | Sequence[int] = 1,
+    reduce: Literal["max", "mean"] = "max",
+    rounding: Literal["floor", "ceil", "ceil_torch"] = "floor",
+    auto_pad: Literal["explicit", "same_upper", "same_lower", "valid"] = "explicit",
+    count_pad: bool = False,
+    indices: bool = False,
+    index_axis: int = 0,
+    convention: str = "openvino",
+) -> Array | tuple[Array, Array]:
+    """Pool x (N, C, *spatial) directly.
+
+    Sizes are one int for every axis or one per spatial axis; `pads` may also be (before,
+    after) pairs.  `strides` default to 1.  Returns the values, or (values, indices) when
+    `indices` is set for max pooling.
+
+    >>> import numpy as np, irpool
+    >>> x = np.arange(1, 7, dtype=np.float32).reshape(1, 1, 6)
+    >>> irpool.pool(x, 3, 2, 1, reduce="mean", rounding="ceil", count_pad=True).ravel()
+    array([1., 3., 5., 2.], dtype=float32)
+    >>> irpool.pool(x, 3, 2, 1, reduce="mean", rounding="ceil", count_pad=True,
+    ...             convention="torch").ravel()
+    array([1., 3., 5., 3.], dtype=float32)
+    """
+    n = x.ndim - 2
+
+    def each(value: int | Sequence[int]) -> tuple[int, ...]:
+        if isinstance(value, int):
+            return (value,) * n
+        return tuple(int(v) for v in value)
+
+    pairs: tuple[tuple[int, int], ...]
+    if isinstance(pads, int):
+        pairs = ((pads, pads),) * n
+    else:
+        items: list[Any] = list(pads)
+        pairs = tuple(
+            (int(p), int(p)) if isinstance(p, int) else (int(p[0]), int(p[1])) for p in items
+        )
+    params = PoolParams(
+        op="irpool.pool",
+        reduce=reduce,
+        window=each(kernel),
+        strides=each(strides if strides is not None else 1),
+        dilations=each(dilations),
+        pads=pairs,
+        auto_pad=auto_pad,
+        rounding=rounding,
+        count_pad=count_pad,
+        indices=indices,
+        index_axis=index_axis,
+    )
+    values, idx = _pool(x, plan(params, tuple(x.shape), convention))
+    if indices and idx is not None:
+        return values, idx
+    return values

@@ -1,0 +1,255 @@
+"""`irpool run`: graph execution against openvino, single layers, inputs, outputs, errors."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import numpy as np
+import pytest
+
+from irpool.arrays import load_arrays, save_npz
+from irpool.frontends.ir_writer import NetBuilder
+from irpool.frontends.ir_xml import load
+from irpool.oracles import openvino_rt
+from irpool.run import random_inputs, run_graph
+
+ROOT = Path(__file__).resolve().parent.parent
+NETS = ["pool_zoo.xml", "pool_zoo_v10.xml", "ranks.xml", "integer_types.xml"]
+
+
+def irpool(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "irpool", *args], capture_output=True, text=True, cwd=cwd
+    )
+
+
+def openvino_outputs(path: str, inputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    model = openvino_rt.read_path(path)
+    compiled = openvino_rt.compile_model(model)
+    feeds = [inputs[p.get_friendly_name()] for p in model.get_parameters()]
+    arrays = openvino_rt.infer(compiled, feeds)
+    return {r.get_friendly_name(): a for r, a in zip(model.get_results(), arrays, strict=True)}
+
+
+@pytest.mark.oracle
+@pytest.mark.parametrize("name", NETS)
+def test_nets_match_openvino(ov: ModuleType, name: str) -> None:
+    path = str(ROOT / "fixtures" / "ir" / name)
+    graph = load(path)
+    inputs = random_inputs(graph, seed=3, low=-4, high=4)
+    got = run_graph(graph, inputs)
+    expected = openvino_outputs(path, inputs)
+    assert set(got.outputs) == set(expected)
+    for key, value in expected.items():
+        assert got.outputs[key].dtype == value.dtype, key
+        np.testing.assert_array_equal(got.outputs[key], value, err_msg=f"{name}: {key}")
+
+
+def _const_net(tmp_path: Path) -> str:
+    """Const(f16) -> Convert(f32) -> MaxPool-8 (both outputs) and Parameter -> AvgPool chain."""
+    net = NetBuilder("consts")
+    c = net.const("table", np.arange(32, dtype=np.float16).reshape(1, 2, 4, 4) - 7)
+    conv = net.op(
+        "Convert", "opset1", "decompress", {"destination_type": "f32"}, [c], [((1, 2, 4, 4), "f32")]
+    )[0]
+    mp = net.op(
+        "MaxPool",
+        "opset8",
+        "mp",
+        {
+            "strides": "2, 2",
+            "dilations": "1, 1",
+            "pads_begin": "0, 0",
+            "pads_end": "0, 0",
+            "kernel": "2, 2",
+            "rounding_type": "floor",
+            "auto_pad": "explicit",
+            "index_element_type": "i32",
+            "axis": "0",
+        },
+        [conv],
+        [((1, 2, 2, 2), "f32"), ((1, 2, 2, 2), "i32")],
+    )
+    x = net.parameter("x", (1, 2, 6, 6), "f32")
+    a1 = net.op(
+        "AvgPool",
+        "opset1",
+        "a1",
+        {
+            "strides": "1, 1",
+            "pads_begin": "1, 1",
+            "pads_end": "1, 1",
+            "kernel": "3, 3",
+            "exclude-pad": "false",
+            "rounding_type": "floor",
+            "auto_pad": "explicit",
+        },
+        [x],
+        [((1, 2, 6, 6), "f32")],
+    )[0]
+    a2 = net.op(
+        "AvgPool",
+        "opset14",
+        "a2",
+        {
+            "strides": "2, 2",
+            "pads_begin": "0, 0",
+            "pads_end": "0, 0",
+            "kernel": "2, 2",
+            "exclude-pad": "true",
+            "rounding_type": "ceil_torch",
+            "auto_pad": "explicit",
+        },
+        [a1],
+        [((1, 2, 3, 3), "f32")],
+    )[0]
+    net.result("max_values", mp[0])
+    net.result("max_indices", mp[1])
+    net.result("chain", a2)
+    path = tmp_path / "consts.xml"
+    path.write_text(net.xml())
+    (tmp_path / "consts.bin").write_bytes(net.bin())
+    return str(path)
+
+
+@pytest.mark.oracle
+def test_const_convert_chain_matches_openvino(ov: ModuleType, tmp_path: Path) -> None:
+    path = _const_net(tmp_path)
+    x = np.random.default_rng(0).standard_normal((1, 2, 6, 6)).astype(np.float32)
+    got = run_graph(load(path), {"x": x})
+    expected = openvino_outputs(path, {"x": x})
+    for key, value in expected.items():
+        np.testing.assert_array_equal(got.outputs[key], value, err_msg=key)
+
+
+def test_const_values_are_read_from_the_bin(tmp_path: Path) -> None:
+    path = _const_net(tmp_path)
+    got = run_graph(load(path), {"x": np.zeros((1, 2, 6, 6), np.float32)})
+    table = np.arange(32, dtype=np.float32).reshape(1, 2, 4, 4) - 7
+    # 2x2 windows of a ramp: the bottom-right element of each window is its maximum
+    np.testing.assert_array_equal(got.outputs["max_values"], table[:, :, 1::2, 1::2])
+    np.testing.assert_array_equal(
+        got.outputs["max_indices"].ravel(), [5, 7, 13, 15, 21, 23, 29, 31]
+    )
+
+
+def test_cli_random_inputs_are_saved_and_reproducible(tmp_path: Path) -> None:
+    model = str(ROOT / "fixtures" / "ir" / "pool_zoo.xml")
+    out = irpool("run", model, "-o", str(tmp_path / "a.npz"), "--seed", "7", "--save-all")
+    assert out.returncode == 0, out.stderr
+    saved = load_arrays(str(tmp_path / "a.inputs.npz"))
+    assert list(saved) == ["x"]
+    again = irpool(
+        "run", model, "-i", str(tmp_path / "a.inputs.npz"), "-o", str(tmp_path / "b.npz")
+    )
+    assert again.returncode == 0, again.stderr
+    first, second = load_arrays(str(tmp_path / "a.npz")), load_arrays(str(tmp_path / "b.npz"))
+    for key, value in second.items():
+        np.testing.assert_array_equal(first[key], value)
+    assert "mp1:1" in first and "ap1_ceil:1" in first  # --save-all: layername:port
+
+
+def test_cli_inputs_by_name_and_errors(tmp_path: Path) -> None:
+    model = str(ROOT / "fixtures" / "ir" / "ranks.xml")
+    x1 = np.zeros((2, 4, 50), np.float32)
+    x3 = np.zeros((1, 2, 9, 10, 11), np.float16)
+    np.save(tmp_path / "x1.npy", x1)
+    np.save(tmp_path / "x3.npy", x3)
+    ok = irpool(
+        "run",
+        model,
+        "-i",
+        f"x1d={tmp_path / 'x1.npy'}",
+        "-i",
+        f"x3d={tmp_path / 'x3.npy'}",
+        "-o",
+        str(tmp_path / "o.npz"),
+    )
+    assert ok.returncode == 0, ok.stderr
+    np.save(tmp_path / "bad.npy", x1.astype(np.float64))
+    bad = irpool(
+        "run",
+        model,
+        "-i",
+        f"x1d={tmp_path / 'bad.npy'}",
+        "-i",
+        f"x3d={tmp_path / 'x3.npy'}",
+        "-o",
+        str(tmp_path / "p.npz"),
+    )
+    assert bad.returncode == 2 and "float64" in bad.stderr and "--cast" in bad.stderr
+    assert bad.stderr.count("\n") == 1 and not (tmp_path / "p.npz").exists()
+    cast = irpool(
+        "run",
+        model,
+        "-i",
+        f"x1d={tmp_path / 'bad.npy'}",
+        "-i",
+        f"x3d={tmp_path / 'x3.npy'}",
+        "-o",
+        str(tmp_path / "p.npz"),
+        "--cast",
+    )
+    assert cast.returncode == 0, cast.stderr
+    np.save(tmp_path / "shape.npy", np.zeros((2, 4, 49), np.float32))
+    shape = irpool(
+        "run",
+        model,
+        "-i",
+        f"x1d={tmp_path / 'shape.npy'}",
+        "-i",
+        f"x3d={tmp_path / 'x3.npy'}",
+        "-o",
+        str(tmp_path / "q.npz"),
+    )
+    assert shape.returncode == 2 and "[2, 4, 49]" in shape.stderr
+    missing = irpool(
+        "run", model, "-i", f"x1d={tmp_path / 'x1.npy'}", "-o", str(tmp_path / "r.npz")
+    )
+    assert missing.returncode == 2 and "x3d" in missing.stderr
+
+
+def test_cli_output_rules(tmp_path: Path) -> None:
+    model = str(ROOT / "fixtures" / "ir" / "pool_zoo.xml")
+    target = tmp_path / "out.npz"
+    target.write_bytes(b"mine")
+    exists = irpool("run", model, "-o", str(target))
+    assert exists.returncode == 2 and "exists" in exists.stderr
+    assert target.read_bytes() == b"mine"
+    forced = irpool("run", model, "-o", str(target), "--force")
+    assert forced.returncode == 0 and target.read_bytes() != b"mine"
+    assert irpool("run", model, "-o", str(tmp_path)).returncode == 2
+    assert irpool("run", model, "-o", str(tmp_path / "no" / "o.npz")).returncode == 2
+    assert irpool("run", model, "-o", model, "--force").returncode == 2
+    assert not list(tmp_path.glob(".irpool-*"))
+
+
+def test_cli_unsupported_layers_point_to_compare() -> None:
+    out = irpool("run", "fixtures/real/squeezenet.xml", "-o", "/tmp/never.npz")
+    assert out.returncode == 2 and "irpool compare" in out.stderr
+    assert "Convolution" in out.stderr and out.stderr.count("\n") == 1
+
+
+def test_cli_single_layer_of_a_real_model(tmp_path: Path) -> None:
+    out = irpool(
+        "run", "fixtures/real/squeezenet.xml", "--layer", "n17", "-o", str(tmp_path / "n17.npz")
+    )
+    assert out.returncode == 0, out.stderr
+    arrays = load_arrays(str(tmp_path / "n17.npz"))
+    assert arrays["output0"].shape == (1, 128, 27, 27)
+    assert arrays["output1"].dtype == np.int64
+
+
+def test_bfloat16_round_trip(tmp_path: Path) -> None:
+    import irpool.kernel as kernel
+
+    bf16 = kernel.bfloat16()
+    if bf16 is None:
+        pytest.skip("ml_dtypes is not installed")
+    x = np.array([[1.5, -2.25, 3.0]], dtype=bf16)
+    save_npz(str(tmp_path / "b.npz"), {"x": x})
+    back = load_arrays(str(tmp_path / "b.npz"))["x"]
+    assert back.dtype == bf16 and np.array_equal(back.view(np.uint16), x.view(np.uint16))
