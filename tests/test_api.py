@@ -22,6 +22,7 @@ def test_pool_by_hand() -> None:
     x = np.array([[[[1, 2, 3, 4], [5, 6, 7, 8], [9, 10, 11, 12], [13, 14, 15, 16]]]], np.float32)
     np.testing.assert_array_equal(irpool.pool(x, 2, 2), [[[[6, 8], [14, 16]]]])
     values, indices = irpool.pool(x, 2, 2, indices=True)
+    np.testing.assert_array_equal(values, [[[[6, 8], [14, 16]]]])
     np.testing.assert_array_equal(indices, [[[[5, 7], [13, 15]]]])
     # 3x3 mean with one pixel of excluded padding: the corner averages 1, 2, 5, 6
     assert irpool.pool(x, 3, 1, 1, reduce="mean")[0, 0, 0, 0] == 3.5
