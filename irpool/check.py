@@ -16,7 +16,7 @@ from .shapes import Inference, PoolingLayer, infer
 
 SCHEMA = "irpool.check/1"
 
-FindingKind = Literal["output-dim", "rank", "edge", "parameter", "type"]
+FindingKind = Literal["output-dim", "rank", "edge", "parameter", "type", "openvino"]
 
 
 @dataclass(frozen=True)
@@ -296,7 +296,7 @@ def format_report(report: CheckReport, verbose: bool = False) -> str:
                 f"          dim {axis + 2}: {formula}" for axis, formula in enumerate(pl.formulas)
             )
     for f in report.findings:
-        if f.kind in ("edge", "parameter"):
+        if f.kind in ("edge", "parameter", "openvino"):
             lines.append(f"  FAIL  {f.location()}: {f.message}")
     unverified = Counter(la.type for la in report.inference.unverified)
     if unverified:
@@ -310,3 +310,44 @@ def format_report(report: CheckReport, verbose: bool = False) -> str:
     else:
         lines.append(f"{report.path}: all declared shapes agree")
     return "\n".join(lines)
+
+
+def _matches_openvino(declared: tuple[int, ...], shape: str) -> bool:
+    dims = shape.strip("[]").split(",") if shape.strip("[]") else []
+    if len(dims) != len(declared):
+        return False
+    for d, o in zip(declared, dims, strict=True):
+        o = o.strip()
+        if d == -1:
+            if o.isdigit():
+                return False
+        elif o != str(d):
+            return False
+    return True
+
+
+def add_openvino_findings(report: CheckReport) -> None:
+    """Ask openvino for every layer's output shapes and add a finding for each declared
+    output port that disagrees (openvino's own reader never reports them)."""
+    from .oracles import openvino_rt
+
+    shapes = openvino_rt.output_shapes(report.path)
+    for layer in report.graph.layers:
+        if layer.name is None or layer.name not in shapes:
+            continue
+        for port, shape in zip(layer.outputs, shapes[layer.name], strict=False):
+            if port.dims is None or _matches_openvino(port.dims, shape):
+                continue
+            report.findings.append(
+                _finding(
+                    layer,
+                    "openvino",
+                    port,
+                    None,
+                    _declared_text(port.dims),
+                    shape,
+                    f"output port {port.id} declares {_declared_text(port.dims)}; openvino "
+                    f"infers {shape}",
+                )
+            )
+    report.findings.sort(key=lambda f: (f.line or 0, f.axis or 0))

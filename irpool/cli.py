@@ -39,6 +39,11 @@ def _cmd_check(args: argparse.Namespace) -> int:
     from .check import SCHEMA, check_file, format_report
 
     reports = [check_file(path) for path in args.paths]
+    if args.openvino:
+        from .check import add_openvino_findings
+
+        for r in reports:
+            add_openvino_findings(r)
     if args.json:
         _print_json(
             {
@@ -74,6 +79,11 @@ def _add_check(sub: Any) -> None:
     )
     p.add_argument(
         "-v", "--verbose", action="store_true", help="show formulas and notes of every layer"
+    )
+    p.add_argument(
+        "--openvino",
+        action="store_true",
+        help="also ask openvino for the output shape of every layer, of any type",
     )
     p.set_defaults(func=_cmd_check)
 
@@ -327,6 +337,111 @@ def _add_explain(sub: Any) -> None:
     p.set_defaults(func=_cmd_explain)
 
 
+# -- compare -------------------------------------------------------------------------------
+
+
+def _cmd_compare(args: argparse.Namespace) -> int:
+    from .compare import compare_model, format_report, progress_bar, to_json
+    from .frontends.ir_xml import load
+    from .oracles import openvino_rt
+    from .run import bind_inputs, parameters, random_inputs
+
+    openvino_rt.load()
+    graph = load(args.model)
+    if graph.fragment:
+        raise UsageError(f"{args.model} holds layer fragments; compare needs a full net")
+    inputs, _ = _input_specs(args.inputs, args.max_elements)
+    if not inputs:
+        low, high = _parse_range(args.range)
+        inputs = random_inputs(graph, args.seed, low, high)
+    else:
+        bound = bind_inputs(graph, inputs, args.cast)
+        inputs = {la.name or la.label: bound[la.index] for la in parameters(graph)}
+    show = None
+    if not args.json and args.progress != "off" and (args.progress == "on" or sys.stderr.isatty()):
+        show = progress_bar()
+    report = compare_model(
+        graph,
+        inputs,
+        args.layers,
+        args.convention,
+        args.atol,
+        args.rtol,
+        args.precision,
+        args.fail_fast,
+        show,
+    )
+    if args.json:
+        _print_json(to_json(report))
+    else:
+        print(format_report(report))
+    return EXIT_OK if report.passed else EXIT_FINDING
+
+
+def _add_compare(sub: Any) -> None:
+    p = sub.add_parser(
+        "compare",
+        help="cross-check every pooling layer of a model against openvino",
+        description=(
+            "Run the whole model in openvino (any layer types), take each pooling layer's "
+            "actual input from it, compute the layer with irpool's core and compare the "
+            "outputs: errors in abs/rel/ulp, mismatch counts, the worst element, the smallest "
+            "tolerances that would pass; indices exactly. A mismatch is diagnosed against the "
+            "other conventions and the known divergences. Exit 0 all agree, 1 a mismatch, 2 "
+            "invalid input, 3 openvino is not installed."
+        ),
+    )
+    p.add_argument("model", metavar="MODEL.xml")
+    p.add_argument(
+        "-i",
+        "--input",
+        dest="inputs",
+        action="append",
+        metavar="[NAME=]FILE",
+        help="input array (.npy or .npz); default: random from --seed and --range",
+    )
+    p.add_argument(
+        "--layer",
+        dest="layers",
+        action="append",
+        metavar="NAME",
+        help="compare only this pooling layer (repeatable)",
+    )
+    p.add_argument("--atol", type=float, default=0.0, help="absolute tolerance (default 0)")
+    p.add_argument("--rtol", type=float, default=0.0, help="relative tolerance (default 0)")
+    p.add_argument(
+        "--convention",
+        choices=["openvino", "onnx", "torch"],
+        default=None,
+        help="what irpool computes (default openvino)",
+    )
+    p.add_argument(
+        "--precision",
+        default="f32",
+        choices=["f32", "f16", "bf16"],
+        help="openvino's INFERENCE_PRECISION_HINT (default f32)",
+    )
+    p.add_argument("--json", action="store_true", help="print JSON (schema irpool.compare/1)")
+    p.add_argument("--fail-fast", action="store_true", help="stop at the first differing layer")
+    p.add_argument("--seed", type=int, default=0, help="seed of random inputs (default 0)")
+    p.add_argument("--range", default="-1,1", metavar="LO,HI", help="range of random inputs")
+    p.add_argument("--cast", action="store_true", help="convert inputs to the Parameter types")
+    p.add_argument(
+        "--progress",
+        choices=["auto", "on", "off"],
+        default="auto",
+        help="progress bar on stderr (auto: when stderr is a terminal)",
+    )
+    p.add_argument(
+        "--max-elements",
+        type=int,
+        default=None,
+        metavar="N",
+        help="largest array to allocate (default 2^30 elements)",
+    )
+    p.set_defaults(func=_cmd_compare)
+
+
 # -- main --------------------------------------------------------------------------------------
 
 
@@ -345,7 +460,7 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-COMMANDS: list[Callable[[Any], None]] = [_add_check, _add_run, _add_explain]
+COMMANDS: list[Callable[[Any], None]] = [_add_check, _add_run, _add_explain, _add_compare]
 
 
 def main(argv: Sequence[str] | None = None) -> int:

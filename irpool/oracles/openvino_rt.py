@@ -105,3 +105,65 @@ def infer(
             request.set_input_tensor(i, to_tensor(array))
     request.infer()
     return [from_tensor(request.get_output_tensor(i)) for i in range(len(compiled.outputs))]
+
+
+def _source_key(output: Any) -> tuple[str, int]:
+    return output.get_node().get_friendly_name(), output.get_index()
+
+
+def probe_layers(
+    path: str,
+    names: list[str],
+    inputs: Mapping[str, np.ndarray],
+    precision: str = DEFAULT_PRECISION,
+) -> tuple[dict[str, tuple[list[np.ndarray], list[np.ndarray]]], list[str]]:
+    """Run the whole model in openvino and return, for every named layer that openvino's graph
+    still has, (its input tensors, its output tensors); and the names it does not have
+    (openvino drops layers that reach no Result)."""
+    model = read_path(path)
+    ops = {op.get_friendly_name(): op for op in model.get_ordered_ops()}
+    wanted: dict[str, tuple[list[Any], list[Any]]] = {}
+    missing = []
+    for name in names:
+        op = ops.get(name)
+        if op is None:
+            missing.append(name)
+            continue
+        ins = [op.input(i).get_source_output() for i in range(op.get_input_size())]
+        outs = [op.output(i) for i in range(op.get_output_size())]
+        wanted[name] = (ins, outs)
+    extra = [o for ins, outs in wanted.values() for o in (*ins, *outs)]
+    if extra:
+        model.add_outputs(extra)
+    position = {}
+    for i, result in enumerate(model.get_results()):
+        position.setdefault(_source_key(result.input(0).get_source_output()), i)
+    compiled = compile_model(model, precision)
+    request = compiled.create_infer_request()
+    for param in model.get_parameters():
+        names_of = {param.get_friendly_name(), *param.output(0).get_names()}
+        key = next((n for n in names_of if n in inputs), None)
+        if key is None:
+            raise KeyError(param.get_friendly_name())
+        request.set_tensor(param.output(0), to_tensor(inputs[key]))
+    request.infer()
+    results = [from_tensor(request.get_output_tensor(i)) for i in range(len(compiled.outputs))]
+    found = {
+        name: (
+            [results[position[_source_key(o)]] for o in ins],
+            [results[position[_source_key(o)]] for o in outs],
+        )
+        for name, (ins, outs) in wanted.items()
+    }
+    return found, missing
+
+
+def output_shapes(path: str) -> dict[str, list[str]]:
+    """openvino's inferred output shape of every layer of a model, by friendly name."""
+    model = read_path(path)
+    return {
+        op.get_friendly_name(): [
+            str(op.get_output_partial_shape(i)) for i in range(op.get_output_size())
+        ]
+        for op in model.get_ordered_ops()
+    }

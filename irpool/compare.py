@@ -1,0 +1,465 @@
+"""`irpool compare`: every pooling layer of a real model, irpool against openvino, layer by layer.
+
+openvino runs the whole model (any layer types); each pooling layer's actual input is taken
+from it, irpool's core computes the layer under its convention, and the outputs are compared:
+errors in abs/rel/ulp, mismatch counts, the worst element, the smallest tolerances that would
+pass, NaN/Inf disagreements, indices exactly.  When they disagree, the other conventions and the
+known divergences are tried, and the report says which one reproduces openvino's numbers.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from . import conventions as conv
+from .errors import IrpoolError
+from .geometry import PoolPlan, plan
+from .kernel import empty_windows, pool
+from .model import Graph, format_shape
+from .oracles import openvino_rt
+from .shapes import PoolingLayer, infer
+
+Array = npt.NDArray[Any]
+SCHEMA = "irpool.compare/1"
+
+
+@dataclass
+class OutputComparison:
+    """One output of one layer: irpool against openvino."""
+
+    name: str
+    dtype: str
+    declared: str
+    inferred: str
+    produced: str
+    computed: str
+    exact: bool
+    max_abs: float = 0.0
+    max_rel: float = 0.0
+    max_ulp: float | None = None
+    mismatches: int = 0
+    size: int = 0
+    worst_index: tuple[int, ...] | None = None
+    worst_irpool: Any = None
+    worst_openvino: Any = None
+    min_atol: float = 0.0
+    min_rtol: float = 0.0
+    nan_mismatches: int = 0
+    inf_mismatches: int = 0
+    passed: bool = True
+    shape_ok: bool = True
+
+
+@dataclass
+class Diagnosis:
+    matches: list[str]
+    divergences: list[str]
+    cells: list[tuple[int, ...]]
+    text: str
+
+
+@dataclass
+class LayerComparison:
+    layer: str
+    layer_id: int | None
+    op: str
+    line: int | None
+    convention: str
+    outputs: list[OutputComparison] = field(default_factory=list)
+    passed: bool = True
+    error: str | None = None
+    diagnosis: Diagnosis | None = None
+
+
+@dataclass
+class CompareReport:
+    path: str
+    precision: str
+    openvino: str
+    convention: str
+    atol: float
+    rtol: float
+    layers: list[LayerComparison]
+    missing: list[str]
+
+    @property
+    def passed(self) -> bool:
+        return all(layer.passed for layer in self.layers)
+
+    @property
+    def first_divergence(self) -> LayerComparison | None:
+        return next((layer for layer in self.layers if not layer.passed), None)
+
+
+def _ulp(a: Array, b: Array) -> Array:
+    """|a - b| in units in the last place of b's type."""
+    kind = b.dtype
+    if kind.name == "bfloat16":
+        spacing = np.abs(b.astype(np.float64)) * 2.0**-7
+        spacing = np.maximum(spacing, 2.0**-133)
+    else:
+        with np.errstate(over="ignore"):
+            spacing = np.abs(np.spacing(b)).astype(np.float64)
+    return np.asarray(np.abs(a.astype(np.float64) - b.astype(np.float64)) / spacing)
+
+
+def compare_arrays(
+    name: str, got: Array, expected: Array, atol: float, rtol: float, exact: bool
+) -> OutputComparison:
+    """Metrics of irpool's output `got` against openvino's `expected`."""
+    result = OutputComparison(
+        name=name,
+        dtype=str(expected.dtype),
+        declared="",
+        inferred="",
+        produced="[" + ",".join(map(str, expected.shape)) + "]",
+        computed="[" + ",".join(map(str, got.shape)) + "]",
+        exact=exact,
+        size=int(expected.size),
+    )
+    if got.shape != expected.shape:
+        result.shape_ok = False
+        result.passed = False
+        return result
+    if got.dtype != expected.dtype:
+        result.passed = False
+    g = got.astype(np.float64)
+    e = expected.astype(np.float64)
+    floating = expected.dtype.kind == "f" or expected.dtype.name == "bfloat16"
+    g_nan, e_nan = np.isnan(g), np.isnan(e)
+    g_inf, e_inf = np.isinf(g), np.isinf(e)
+    result.nan_mismatches = int(np.count_nonzero(g_nan != e_nan))
+    same_special = (g_nan & e_nan) | (g_inf & e_inf & (np.sign(g) == np.sign(e)))
+    finite = ~(g_nan | e_nan | g_inf | e_inf)
+    result.inf_mismatches = int(
+        np.count_nonzero((g_inf | e_inf) & ~same_special & ~(g_nan | e_nan))
+    )
+    diff = np.where(finite, np.abs(g - e), 0.0)
+    rel = np.where(finite & (e != 0), diff / np.where(e == 0, 1, np.abs(e)), 0.0)
+    if diff.size:
+        result.max_abs = float(diff.max())
+        result.max_rel = float(rel.max())
+        if floating:
+            ulp = np.where(finite, _ulp(got, expected), 0.0)
+            result.max_ulp = float(ulp.max())
+    if exact:
+        bad = ~((g == e) | same_special)
+    else:
+        bad = ~(same_special | (finite & (diff <= atol + rtol * np.abs(e))))
+    result.mismatches = int(np.count_nonzero(bad))
+    if result.mismatches:
+        score = np.where(bad, np.where(finite, diff, np.inf), -1.0)
+        worst = np.unravel_index(int(np.argmax(score)), score.shape)
+        result.worst_index = tuple(int(i) for i in worst)
+        result.worst_irpool = got[worst].item() if hasattr(got[worst], "item") else got[worst]
+        result.worst_openvino = expected[worst].item()
+        result.passed = False
+    result.min_atol = result.max_abs
+    result.min_rtol = result.max_rel
+    return result
+
+
+def _values_of(pl: PoolingLayer, x: Array, convention: str) -> tuple[PoolPlan, list[Array]]:
+    p = plan(pl.params, tuple(x.shape), convention)
+    values, indices = pool(x, p)
+    return p, [values] + ([indices] if indices is not None else [])
+
+
+def _agrees(got: list[Array], expected: list[Array], atol: float, rtol: float) -> bool:
+    for k, (g, e) in enumerate(zip(got, expected, strict=False)):
+        if g.shape != e.shape:
+            return False
+        c = compare_arrays("", g, e, atol, rtol, exact=k > 0 or g.dtype.kind in "iu")
+        if not c.passed and c.mismatches:
+            return False
+        if not c.shape_ok:
+            return False
+    return True
+
+
+def name_divergences(used: PoolPlan, matching: PoolPlan, x: Array) -> list[str]:
+    """The known divergences that separate two plans of the same layer (docs/semantics.md)."""
+    found = []
+    if used.output_shape != matching.output_shape:
+        found.append(
+            "D2: the last window starts in the right padding; "
+            f"{conv.get(matching.convention).title} keeps it ({matching.shape_rule}), "
+            f"{conv.get(used.convention).title} does not ({used.shape_rule})"
+            if matching.shape_rule == "ceil"
+            else "D2: the last window starts in the right padding; "
+            f"{conv.get(matching.convention).title} drops it"
+        )
+    if used.reduce == "mean" and used.divisor != matching.divisor:
+        dilated = any(a.dilation > 1 for a in used.axes)
+        overhang_on_unpadded = any(
+            a.pad_begin == 0 and a.pad_end == 0 and (a.out - 1) * a.stride + a.k_eff > a.size
+            for a in used.axes
+        )
+        key = "D1d" if dilated else "D1c" if overhang_on_unpadded else "D1"
+        found.append(
+            f"{key}: the include-pad divisor: {conv.get(matching.convention).title} uses "
+            f"'{matching.divisor}' ({matching.divisor_reason}); "
+            f"{conv.get(used.convention).title} uses '{used.divisor}'"
+        )
+    if used.pads != matching.pads:
+        found.append("D4: SAME pads from the dilated or the undilated kernel")
+    floating = x.dtype.kind == "f" or x.dtype.name == "bfloat16"
+    if (
+        used.reduce == "max"
+        and used.nan_max != matching.nan_max
+        and floating
+        and bool(np.isnan(x.astype(np.float32)).any())
+    ):
+        found.append(f"D8: NaN in a max window ({matching.nan_max} vs {used.nan_max})")
+    if used.reduce == "mean" and x.dtype.kind in "iu" and used.int_mean != matching.int_mean:
+        found.append(f"D9: integer mean rounding ({matching.int_mean} vs {used.int_mean})")
+    if used.empty != matching.empty and empty_windows(used) is not None:
+        found.append(f"empty windows: {matching.empty} vs {used.empty}")
+    if used.narrow_64bit != matching.narrow_64bit and x.dtype.itemsize == 8:
+        found.append("openvino's CPU plugin runs float64 as float32 and int64 as int32")
+    return found or ["the conventions differ in a switch this input does not exercise"]
+
+
+def _mismatch_cells(got: Array, expected: Array, limit: int = 8) -> list[tuple[int, ...]]:
+    if got.shape != expected.shape:
+        return []
+    g, e = got.astype(np.float64), expected.astype(np.float64)
+    bad = ~((g == e) | (np.isnan(g) & np.isnan(e)))
+    return [tuple(int(v) for v in idx[2:]) for idx in np.argwhere(bad)[:limit]]
+
+
+def diagnose(
+    pl: PoolingLayer,
+    x: Array,
+    expected: list[Array],
+    used: PoolPlan,
+    got: list[Array],
+    atol: float,
+    rtol: float,
+) -> Diagnosis:
+    """Which convention reproduces openvino's numbers, and which divergence that is."""
+    matches = []
+    reasons: list[str] = []
+    for name in conv.CONVENTIONS:
+        if name == used.convention:
+            continue
+        try:
+            other, values = _values_of(pl, x, name)
+        except IrpoolError:
+            continue
+        if _agrees(values, expected, atol, rtol):
+            matches.append(name)
+            reasons = reasons or name_divergences(used, other, x)
+    cells = _mismatch_cells(got[0], expected[0])
+    if matches:
+        who = " and ".join(f"the {m} convention" for m in matches)
+        where = f"; first differing cells (spatial): {cells}" if cells else ""
+        text = f"{who} reproduces openvino's numbers: {'; '.join(reasons)}{where}"
+    else:
+        text = (
+            "no convention reproduces openvino's numbers: this is a runtime bug or an irpool "
+            f"bug (first differing cells: {cells}); please report it"
+        )
+    return Diagnosis(matches, reasons if matches else [], cells, text)
+
+
+def compare_model(
+    graph: Graph,
+    inputs: Mapping[str, Array],
+    layers: list[str] | None = None,
+    convention: str | None = None,
+    atol: float = 0.0,
+    rtol: float = 0.0,
+    precision: str = openvino_rt.DEFAULT_PRECISION,
+    fail_fast: bool = False,
+    progress: Callable[[int, int, str], None] | None = None,
+) -> CompareReport:
+    """Compare every (or each named) pooling layer of an IR net with openvino."""
+    openvino_rt.load()
+    inference = infer(graph)
+    pooling = inference.pooling
+    if layers:
+        known = {pl.layer.name for pl in pooling}
+        unknown = [name for name in layers if name not in known]
+        if unknown:
+            from .errors import UsageError
+
+            raise UsageError(
+                f"{graph.path} has no pooling layer {', '.join(repr(u) for u in unknown)}; "
+                f"pooling layers: {', '.join(sorted(str(k) for k in known)) or 'none'}"
+            )
+        pooling = [pl for pl in pooling if pl.layer.name in layers]
+    names = [pl.layer.name for pl in pooling if pl.layer.name]
+    probed, missing = openvino_rt.probe_layers(graph.path, names, inputs, precision)
+    cv = convention or "openvino"
+    report = CompareReport(
+        path=graph.path,
+        precision=precision,
+        openvino=openvino_rt.version(),
+        convention=cv,
+        atol=atol,
+        rtol=rtol,
+        layers=[],
+        missing=missing,
+    )
+    order = {la.index: i for i, la in enumerate(graph.topological())}
+    pooling = sorted(pooling, key=lambda pl: order.get(pl.layer.index, 0))
+    for count, pl in enumerate(pooling):
+        if progress:
+            progress(count, len(pooling), pl.layer.label)
+        if pl.layer.name not in probed:
+            continue
+        ins, outs = probed[pl.layer.name]
+        result = LayerComparison(pl.layer.label, pl.layer.id, pl.spec.label, pl.layer.line, cv)
+        try:
+            used, got = _values_of(pl, ins[0], cv)
+        except IrpoolError as e:
+            result.passed = False
+            result.error = e.message
+            report.layers.append(result)
+            continue
+        for k, expected in enumerate(outs):
+            name = "values" if k == 0 else "indices"
+            exact = k > 0 or expected.dtype.kind in "iu"
+            mine = got[k] if k < len(got) else np.empty((0,))
+            c = compare_arrays(name, mine, expected, atol, rtol, exact)
+            port = pl.layer.outputs[k] if k < len(pl.layer.outputs) else None
+            c.declared = (
+                "[" + ",".join(map(str, port.dims)) + "]" if port and port.dims is not None else "-"
+            )
+            c.inferred = format_shape(pl.output_shape)
+            result.outputs.append(c)
+        result.passed = all(o.passed for o in result.outputs)
+        if not result.passed:
+            result.diagnosis = diagnose(pl, ins[0], outs, used, got, atol, rtol)
+        report.layers.append(result)
+        if fail_fast and not result.passed:
+            break
+    if progress:
+        progress(len(pooling), len(pooling), "")
+    return report
+
+
+def _fmt(value: float | None) -> str:
+    if value is None:
+        return "-"
+    return f"{value:.3g}"
+
+
+def format_report(report: CompareReport) -> str:
+    lines = [
+        f"{report.path}: openvino {report.openvino} CPU, INFERENCE_PRECISION_HINT="
+        f"{report.precision}; irpool convention {report.convention}; "
+        f"tolerance atol={report.atol:g} rtol={report.rtol:g} (indices exact)"
+    ]
+    for layer in report.layers:
+        status = "ok  " if layer.passed else "DIFF"
+        lines.append(f'  {status}  {report.path}:{layer.line}: layer "{layer.layer}" ({layer.op})')
+        if layer.error:
+            lines.append(f"          irpool refuses the layer: {layer.error}")
+        for o in layer.outputs:
+            shapes = (
+                f"declared {o.declared}, irpool {o.inferred}, openvino {o.produced}"
+                if o.name == "values"
+                else f"openvino {o.produced}"
+            )
+            line = f"          {o.name}: {o.dtype} {shapes}"
+            if o.shape_ok:
+                line += (
+                    f"; max abs {_fmt(o.max_abs)}, rel {_fmt(o.max_rel)}"
+                    + (f", ulp {_fmt(o.max_ulp)}" if o.max_ulp is not None else "")
+                    + f"; {o.mismatches}/{o.size} differ"
+                )
+                if o.nan_mismatches or o.inf_mismatches:
+                    line += (
+                        f"; NaN mismatches {o.nan_mismatches}, Inf mismatches {o.inf_mismatches}"
+                    )
+            else:
+                line += f"; irpool computes {o.computed}"
+            lines.append(line)
+            if o.worst_index is not None:
+                lines.append(
+                    f"            worst at {list(o.worst_index)}: irpool {o.worst_irpool!r}, "
+                    f"openvino {o.worst_openvino!r}; passes with atol >= {_fmt(o.min_atol)} "
+                    f"or rtol >= {_fmt(o.min_rtol)}"
+                )
+        if layer.diagnosis:
+            lines.append(f"          diagnosis: {layer.diagnosis.text}")
+    for name in report.missing:
+        lines.append(f'  skip  layer "{name}": not in openvino\'s model (it reaches no Result)')
+    n_bad = sum(1 for layer in report.layers if not layer.passed)
+    summary = f"{report.path}: {len(report.layers)} pooling layer(s) compared, {n_bad} differ"
+    first = report.first_divergence
+    if first is not None:
+        summary += f'; first diverging layer in topological order: "{first.layer}"'
+    lines.append(summary)
+    return "\n".join(lines)
+
+
+def _json_value(v: Any) -> Any:
+    if isinstance(v, float) and not math.isfinite(v):
+        return str(v)
+    if isinstance(v, (np.floating, np.integer)):
+        return _json_value(v.item())
+    return v
+
+
+def to_json(report: CompareReport) -> dict[str, Any]:
+    return {
+        "schema": SCHEMA,
+        "file": report.path,
+        "openvino": report.openvino,
+        "device": "CPU",
+        "inference_precision_hint": report.precision,
+        "convention": report.convention,
+        "atol": report.atol,
+        "rtol": report.rtol,
+        "passed": report.passed,
+        "first_diverging_layer": report.first_divergence.layer if report.first_divergence else None,
+        "missing_in_openvino": report.missing,
+        "layers": [
+            {
+                "layer": layer.layer,
+                "layer_id": layer.layer_id,
+                "op": layer.op,
+                "line": layer.line,
+                "passed": layer.passed,
+                "error": layer.error,
+                "outputs": [
+                    {
+                        k: _json_value(v) if not isinstance(v, tuple) else list(v)
+                        for k, v in o.__dict__.items()
+                    }
+                    for o in layer.outputs
+                ],
+                "diagnosis": None
+                if layer.diagnosis is None
+                else {
+                    "matching_conventions": layer.diagnosis.matches,
+                    "divergences": layer.diagnosis.divergences,
+                    "cells": [list(c) for c in layer.diagnosis.cells],
+                    "text": layer.diagnosis.text,
+                },
+            }
+            for layer in report.layers
+        ],
+    }
+
+
+def progress_bar(stream: Any = sys.stderr) -> Callable[[int, int, str], None]:
+    def show(done: int, total: int, label: str) -> None:
+        width = 30
+        filled = int(width * done / max(total, 1))
+        stream.write(f"\r[{'#' * filled}{'.' * (width - filled)}] {done}/{total} {label[:30]:30}")
+        if done >= total:
+            stream.write("\n")
+        stream.flush()
+
+    return show
