@@ -135,7 +135,7 @@ def probe_layers(
     extra = [o for ins, outs in wanted.values() for o in (*ins, *outs)]
     if extra:
         model.add_outputs(extra)
-    position = {}
+    position: dict[tuple[str, int], int] = {}
     for i, result in enumerate(model.get_results()):
         position.setdefault(_source_key(result.input(0).get_source_output()), i)
     compiled = compile_model(model, precision)
