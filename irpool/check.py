@@ -7,6 +7,7 @@ per dim, where the file and the rules disagree, with the formula and its numbers
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -36,7 +37,7 @@ class Finding:
     formula: str | None = None
 
     def location(self) -> str:
-        loc = f"{self.file}:{self.line}" if self.line is not None else self.file
+        loc = _at(self.file, self.line)
         detail = ", ".join(
             p
             for p in (
@@ -87,7 +88,11 @@ class CheckReport:
     def to_json(self) -> dict[str, Any]:
         return {
             "file": self.path,
-            "kind": "fragments" if self.graph.fragment else f"IR v{self.graph.ir_version}",
+            "kind": "onnx"
+            if self.graph.format == "onnx"
+            else "fragments"
+            if self.graph.fragment
+            else f"IR v{self.graph.ir_version}",
             "ok": self.ok,
             "pooling_layers": [
                 {
@@ -108,6 +113,10 @@ class CheckReport:
             "unverified": dict(Counter(la.type for la in self.inference.unverified)),
             "findings": [f.to_json() for f in self.findings],
         }
+
+
+def _at(path: str, line: int | None) -> str:
+    return f"{path}:{line}" if line is not None else path
 
 
 def dim_agrees(declared: int, inferred: Dim) -> bool:
@@ -220,9 +229,11 @@ def _edge_findings(graph: Graph) -> list[Finding]:
     return found
 
 
-def check_graph(graph: Graph) -> CheckReport:
+def check_graph(
+    graph: Graph, tensor_shapes: Mapping[str, tuple[int, ...]] | None = None
+) -> CheckReport:
     """Infer shapes and compare every declared dim of the graph with them."""
-    inference = infer(graph)
+    inference = infer(graph, tensor_shapes)
     findings: list[Finding] = []
     results: list[LayerResult] = []
     by_index = {pl.layer.index: pl for pl in inference.pooling}
@@ -266,26 +277,97 @@ def _type_findings(layer: Layer, inference: Inference) -> list[Finding]:
 
 
 def check_file(path: str) -> CheckReport:
-    """Read an IR file and check it."""
+    """Read an IR file (or an ONNX model, by its .onnx suffix) and check it."""
+    from .frontends.onnx_model import is_onnx_path
+
+    if is_onnx_path(path):
+        return check_onnx_file(path)
     return check_graph(ir_xml.load(path))
+
+
+def check_onnx_file(path: str) -> CheckReport:
+    """Check an ONNX model: declared shapes (value_info, outputs) against onnxruntime's sizes,
+    with notes where the operator text of the node's version or onnx's own shape inference
+    would say something else (D2b, D5, D14)."""
+    from dataclasses import replace
+
+    from .frontends import onnx_model
+    from .ops import onnx as onnx_ops
+
+    model = onnx_model.read_model(path)
+    graph = onnx_model.to_graph(model, path)
+    inferred = _onnx_shape_inference(model)
+    report = check_graph(graph, inferred)
+    onnx_version = onnx_model.load_onnx().__version__
+    for result in report.layers:
+        pl = result.pooling
+        notes = list(pl.notes)
+        shape = pl.input_shape
+        if shape is not None and all(d.is_static for d in shape) and pl.output_shape is not None:
+            runtime = [d.lo if d.is_static else -1 for d in pl.output_shape]
+            spatial = [d.lo for d in shape[2:]]
+            spec_sizes = [
+                onnx_ops.spec_output_size(pl.spec, pl.params, i, n) for i, n in enumerate(spatial)
+            ]
+            channels_last = bool(pl.layer.attrs.get("channels_last"))
+            runtime_spatial = runtime[1:-1] if channels_last else runtime[2:]
+            if spec_sizes != runtime_spatial:
+                notes.append(
+                    f"the {pl.spec.label} operator text gives spatial size {spec_sizes}; "
+                    f"onnxruntime computes {runtime_spatial} (docs/semantics.md D2b, D5, D14)"
+                )
+            out_name = pl.layer.outputs[0].names[0] if pl.layer.outputs[0].names else None
+            said = inferred.get(out_name) if out_name else None
+            if said is not None and list(said) != runtime and -1 not in said:
+                notes.append(
+                    f"onnx {onnx_version} shape inference gives {list(said)}; onnxruntime "
+                    f"computes {runtime} (D2b)"
+                )
+        result.pooling = replace(pl, notes=tuple(notes))
+    return report
+
+
+def _onnx_shape_inference(model: Any) -> dict[str, tuple[int, ...]]:
+    """Tensor shapes onnx's shape inference derives (empty where it cannot)."""
+    from onnx import shape_inference
+
+    from .frontends.onnx_model import _dims
+
+    try:
+        inferred = shape_inference.infer_shapes(model, strict_mode=False)
+    except Exception:
+        return {}
+    shapes = {}
+    for info in [*inferred.graph.value_info, *inferred.graph.output, *inferred.graph.input]:
+        dims, _ = _dims(info.type)
+        if dims is not None:
+            shapes[info.name] = dims
+    return shapes
 
 
 def format_report(report: CheckReport, verbose: bool = False) -> str:
     """Human-readable report: a line per pooling layer, details for each disagreement."""
     lines: list[str] = []
     g = report.graph
-    kind = "layer fragments" if g.fragment else f"IR v{g.ir_version} net"
+    kind = (
+        "ONNX model"
+        if g.format == "onnx"
+        else "layer fragments"
+        if g.fragment
+        else f"IR v{g.ir_version} net"
+    )
     lines.append(f"{report.path}: {kind}, {len(report.layers)} pooling layer(s)")
     for r in report.layers:
         pl = r.pooling
         la = pl.layer
-        head = f'{report.path}:{la.line}: layer "{la.label}" ({pl.spec.label})'
+        head = f'{_at(report.path, la.line)}: layer "{la.label}" ({pl.spec.label})'
         shapes = f"{format_shape(pl.input_shape)} -> {format_shape(pl.output_shape)}"
         if not r.findings:
             lines.append(f"  ok    {head} {shapes}")
         for f in r.findings:
             lines.append(
-                f'  FAIL  {report.path}:{f.line}: layer "{la.label}" ({pl.spec.label}): {f.message}'
+                f'  FAIL  {_at(report.path, f.line)}: layer "{la.label}" ({pl.spec.label}): '
+                f"{f.message}"
             )
             if f.formula:
                 lines.append(f"          {f.formula}")

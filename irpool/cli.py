@@ -127,14 +127,20 @@ def _parse_range(text: str) -> tuple[float, float]:
     return low, high
 
 
+def load_model(path: str) -> Any:
+    """An IR file, fragments, or an ONNX model (by its .onnx suffix)."""
+    from .frontends import ir_xml, onnx_model
+
+    return onnx_model.load(path) if onnx_model.is_onnx_path(path) else ir_xml.load(path)
+
+
 def _cmd_run(args: argparse.Namespace) -> int:
     from .arrays import save_npz
     from .files import check_output
-    from .frontends.ir_xml import load
     from .run import find_layer, layer_input_shape, random_inputs, run_graph, run_layer
 
     limit = args.max_elements
-    graph = load(args.model)
+    graph = load_model(args.model)
     inputs, input_paths = _input_specs(args.inputs, limit)
     protected = [args.model, os.path.splitext(args.model)[0] + ".bin", *input_paths]
     check_output(args.output, args.force, protected)
@@ -342,12 +348,12 @@ def _add_explain(sub: Any) -> None:
 
 def _cmd_compare(args: argparse.Namespace) -> int:
     from .compare import compare_model, format_report, progress_bar, to_json
-    from .frontends.ir_xml import load
     from .oracles import openvino_rt
     from .run import bind_inputs, parameters, random_inputs
 
-    openvino_rt.load()
-    graph = load(args.model)
+    graph = load_model(args.model)
+    if graph.format != "onnx":
+        openvino_rt.load()
     if graph.fragment:
         raise UsageError(f"{args.model} holds layer fragments; compare needs a full net")
     inputs, _ = _input_specs(args.inputs, args.max_elements)
@@ -442,6 +448,58 @@ def _add_compare(sub: Any) -> None:
     p.set_defaults(func=_cmd_compare)
 
 
+# -- convert-report --------------------------------------------------------------------------
+
+
+def _cmd_convert_report(args: argparse.Namespace) -> int:
+    from .convert_report import convert_report, format_report, to_json
+    from .frontends import onnx_model
+    from .oracles import openvino_rt
+    from .run import bind_inputs, parameters, random_inputs
+
+    if not onnx_model.is_onnx_path(args.model):
+        raise UsageError(f"{args.model}: convert-report takes an ONNX model (.onnx)")
+    openvino_rt.load()
+    graph = onnx_model.load(args.model)
+    inputs, _ = _input_specs(args.inputs, args.max_elements)
+    if not inputs:
+        low, high = _parse_range(args.range)
+        inputs = random_inputs(graph, args.seed, low, high)
+    else:
+        bound = bind_inputs(graph, inputs, args.cast)
+        inputs = {la.name or la.label: bound[la.index] for la in parameters(graph)}
+    report = convert_report(graph, inputs, args.atol, args.rtol)
+    if args.json:
+        _print_json(to_json(report))
+    else:
+        print(format_report(report))
+    return EXIT_OK if report.same else EXIT_FINDING
+
+
+def _add_convert_report(sub: Any) -> None:
+    p = sub.add_parser(
+        "convert-report",
+        help="what openvino's ONNX front end made of each pooling node",
+        description=(
+            "Convert an ONNX model with openvino, map each ONNX pooling node to what the "
+            "converted model computes there, run it on openvino's CPU plugin and compare with "
+            "what the ONNX node means (onnxruntime's semantics); name the divergence where they "
+            "differ (D2c, D6, D10b). Exit 0 all the same, 1 a difference, 2 invalid input, 3 "
+            "openvino or onnx missing."
+        ),
+    )
+    p.add_argument("model", metavar="MODEL.onnx")
+    p.add_argument("-i", "--input", dest="inputs", action="append", metavar="[NAME=]FILE")
+    p.add_argument("--atol", type=float, default=1e-6, help="absolute tolerance (default 1e-6)")
+    p.add_argument("--rtol", type=float, default=1e-5, help="relative tolerance (default 1e-5)")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--range", default="-1,1", metavar="LO,HI")
+    p.add_argument("--cast", action="store_true")
+    p.add_argument("--max-elements", type=int, default=None, metavar="N")
+    p.set_defaults(func=_cmd_convert_report)
+
+
 # -- main --------------------------------------------------------------------------------------
 
 
@@ -460,7 +518,13 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-COMMANDS: list[Callable[[Any], None]] = [_add_check, _add_run, _add_explain, _add_compare]
+COMMANDS: list[Callable[[Any], None]] = [
+    _add_check,
+    _add_run,
+    _add_explain,
+    _add_compare,
+    _add_convert_report,
+]
 
 
 def main(argv: Sequence[str] | None = None) -> int:

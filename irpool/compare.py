@@ -82,7 +82,7 @@ class LayerComparison:
 class CompareReport:
     path: str
     precision: str
-    openvino: str
+    openvino: str  # the oracle, described
     convention: str
     atol: float
     rtol: float
@@ -281,8 +281,15 @@ def compare_model(
     fail_fast: bool = False,
     progress: Callable[[int, int, str], None] | None = None,
 ) -> CompareReport:
-    """Compare every (or each named) pooling layer of an IR net with openvino."""
-    openvino_rt.load()
+    """Compare every (or each named) pooling layer of an IR net with openvino, or every pooling
+    node of an ONNX model with onnxruntime."""
+    onnx_graph = graph.format == "onnx"
+    if onnx_graph:
+        from .oracles import onnxruntime_rt
+
+        onnxruntime_rt.load()
+    else:
+        openvino_rt.load()
     inference = infer(graph)
     pooling = inference.pooling
     if layers:
@@ -297,12 +304,17 @@ def compare_model(
             )
         pooling = [pl for pl in pooling if pl.layer.name in layers]
     names = [pl.layer.name for pl in pooling if pl.layer.name]
-    probed, missing = openvino_rt.probe_layers(graph.path, names, inputs, precision)
-    cv = convention or "openvino"
+    if onnx_graph:
+        probed, missing = _probe_onnx(graph, pooling, inputs)
+        oracle = f"onnxruntime {onnxruntime_rt.load()[1].__version__} CPU"
+    else:
+        probed, missing = openvino_rt.probe_layers(graph.path, names, inputs, precision)
+        oracle = f"openvino {openvino_rt.version()} CPU, INFERENCE_PRECISION_HINT={precision}"
+    cv = convention or ("onnx" if onnx_graph else "openvino")
     report = CompareReport(
         path=graph.path,
         precision=precision,
-        openvino=openvino_rt.version(),
+        openvino=oracle,
         convention=cv,
         atol=atol,
         rtol=rtol,
@@ -319,7 +331,13 @@ def compare_model(
         ins, outs = probed[pl.layer.name]
         result = LayerComparison(pl.layer.label, pl.layer.id, pl.spec.label, pl.layer.line, cv)
         try:
-            used, got = _values_of(pl, ins[0], cv)
+            if pl.spec.family == "QLinearAveragePool":
+                from .run import run_qlinear
+
+                used = plan(pl.params, tuple(d.lo for d in pl.input_shape or ()), cv)
+                got = [run_qlinear(pl.layer, list(ins), cv)]
+            else:
+                used, got = _values_of(pl, ins[0], cv)
         except IrpoolError as e:
             result.passed = False
             result.error = e.message
@@ -337,7 +355,7 @@ def compare_model(
             c.inferred = format_shape(pl.output_shape)
             result.outputs.append(c)
         result.passed = all(o.passed for o in result.outputs)
-        if not result.passed:
+        if not result.passed and pl.spec.family != "QLinearAveragePool":
             result.diagnosis = diagnose(pl, ins[0], outs, used, got, atol, rtol)
         report.layers.append(result)
         if fail_fast and not result.passed:
@@ -353,22 +371,51 @@ def _fmt(value: float | None) -> str:
     return f"{value:.3g}"
 
 
+def _probe_onnx(
+    graph: Graph, pooling: list[PoolingLayer], inputs: Mapping[str, Array]
+) -> tuple[dict[str, tuple[list[Array], list[Array]]], list[str]]:
+    """onnxruntime's values of every pooling node's inputs and outputs."""
+    from .frontends.onnx_model import read_model
+    from .oracles import onnxruntime_rt
+
+    model = read_model(graph.path)
+    wanted = []
+    for pl in pooling:
+        for port in (*pl.layer.inputs, *pl.layer.outputs):
+            if port.names and port.names[0] and port.names[0] not in graph.initializers:
+                wanted.append(port.names[0])
+    tensors = onnxruntime_rt.probe_tensors(model, wanted, inputs)
+
+    def value(name: str) -> Array:
+        if name in graph.initializers:
+            return np.asarray(graph.initializers[name])
+        return tensors[name]
+
+    found = {}
+    for pl in pooling:
+        ins = [value(p.names[0]) for p in pl.layer.inputs if p.names and p.names[0]]
+        outs = [tensors[p.names[0]] for p in pl.layer.outputs if p.names]
+        found[pl.layer.name or pl.layer.label] = (ins, outs)
+    return found, []
+
+
 def format_report(report: CompareReport) -> str:
     lines = [
-        f"{report.path}: openvino {report.openvino} CPU, INFERENCE_PRECISION_HINT="
-        f"{report.precision}; irpool convention {report.convention}; "
+        f"{report.path}: {report.openvino}; irpool convention {report.convention}; "
         f"tolerance atol={report.atol:g} rtol={report.rtol:g} (indices exact)"
     ]
+    who = "onnxruntime" if report.openvino.startswith("onnxruntime") else "openvino"
     for layer in report.layers:
         status = "ok  " if layer.passed else "DIFF"
-        lines.append(f'  {status}  {report.path}:{layer.line}: layer "{layer.layer}" ({layer.op})')
+        where = f"{report.path}:{layer.line}" if layer.line is not None else report.path
+        lines.append(f'  {status}  {where}: layer "{layer.layer}" ({layer.op})')
         if layer.error:
             lines.append(f"          irpool refuses the layer: {layer.error}")
         for o in layer.outputs:
             shapes = (
-                f"declared {o.declared}, irpool {o.inferred}, openvino {o.produced}"
+                f"declared {o.declared}, irpool {o.inferred}, {who} {o.produced}"
                 if o.name == "values"
-                else f"openvino {o.produced}"
+                else f"{who} {o.produced}"
             )
             line = f"          {o.name}: {o.dtype} {shapes}"
             if o.shape_ok:
@@ -387,7 +434,7 @@ def format_report(report: CompareReport) -> str:
             if o.worst_index is not None:
                 lines.append(
                     f"            worst at {list(o.worst_index)}: irpool {o.worst_irpool!r}, "
-                    f"openvino {o.worst_openvino!r}; passes with atol >= {_fmt(o.min_atol)} "
+                    f"{who} {o.worst_openvino!r}; passes with atol >= {_fmt(o.min_atol)} "
                     f"or rtol >= {_fmt(o.min_rtol)}"
                 )
         if layer.diagnosis:
@@ -415,7 +462,7 @@ def to_json(report: CompareReport) -> dict[str, Any]:
     return {
         "schema": SCHEMA,
         "file": report.path,
-        "openvino": report.openvino,
+        "oracle": report.openvino,
         "device": "CPU",
         "inference_precision_hint": report.precision,
         "convention": report.convention,

@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from .errors import IrParseError, Where
 
@@ -200,6 +201,9 @@ class Layer:
     line: int | None
     index: int = 0
     version_note: str | None = None
+    attrs: Mapping[str, object] = field(default_factory=dict, compare=False)
+    """Typed attributes of an ONNX node (IR layers keep their strings in `data`)."""
+    domain: str = ""
 
     @property
     def label(self) -> str:
@@ -243,6 +247,11 @@ class Graph:
     name: str | None = None
     fragment: bool = False
     weights_path: str | None = None
+    format: str = "ir"
+    """`ir` for OpenVINO IR and fragments, `onnx` for ONNX models."""
+    opsets: Mapping[str, int] = field(default_factory=dict, compare=False)
+    initializers: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False)
+    """ONNX initializers by tensor name (numpy arrays)."""
     _by_id: dict[int, Layer] = field(default_factory=dict, compare=False, repr=False)
 
     def __post_init__(self) -> None:

@@ -22,12 +22,11 @@ from .frontends.ir_writer import numpy_dtype_name
 from .geometry import PoolPlan, plan
 from .kernel import pool
 from .model import Graph, Layer, Shape, format_shape
-from .ops import openvino as ov_ops
-from .shapes import infer_pooling, parameter_shape
+from .shapes import convention_of, infer_pooling, is_pooling, parameter_shape
 
 Array = npt.NDArray[Any]
 
-EXECUTABLE = ("parameter", "result", "const", "convert")
+EXECUTABLE = ("parameter", "result", "const", "convert", "identity")
 
 
 @dataclass
@@ -50,11 +49,7 @@ def _numpy_dtype(element_type: str) -> np.dtype[Any]:
 
 
 def unsupported_layers(graph: Graph) -> list[Layer]:
-    return [
-        la
-        for la in graph.layers
-        if la.type.lower() not in EXECUTABLE and not ov_ops.is_pooling(la.type)
-    ]
+    return [la for la in graph.layers if la.type.lower() not in EXECUTABLE and not is_pooling(la)]
 
 
 def parameters(graph: Graph) -> list[Layer]:
@@ -208,7 +203,8 @@ def plan_layer(
     """The PoolPlan of a pooling layer for a concrete input shape."""
     try:
         pl = infer_pooling(layer, tuple(_static_dims(input_shape)))
-        return plan(pl.params, input_shape, convention or "openvino")
+        shape = tuple(d.lo for d in pl.input_shape) if pl.input_shape else input_shape
+        return plan(pl.params, shape, convention or convention_of(layer).name)
     except IrpoolError as e:
         raise e.at(layer.where()) from None
 
@@ -260,11 +256,17 @@ def run_graph(
     for layer in graph.topological():
         kind = layer.type.lower()
         ins: list[Array] = []
+        optional: list[Array | None] = []
         for port in layer.inputs:
             assert layer.id is not None
             edge = graph.producer(layer.id, port.id)
-            assert edge is not None
-            ins.append(values[(index_of[edge.from_layer], edge.from_port)])
+            if edge is not None:
+                optional.append(values[(index_of[edge.from_layer], edge.from_port)])
+            elif port.names and port.names[0] in graph.initializers:
+                optional.append(np.asarray(graph.initializers[port.names[0]]))
+            else:
+                optional.append(None)  # an omitted optional ONNX input
+        ins = [a for a in optional if a is not None]
         if kind == "parameter":
             outs = [bound[layer.index]]
             result.inputs[layer.label] = bound[layer.index]
@@ -275,6 +277,10 @@ def run_graph(
             if not target:
                 raise IrParseError("Convert has no destination_type", layer.where())
             outs = [convert(ins[0], target)]
+        elif kind == "identity":
+            outs = [ins[0]]
+        elif layer.type == "QLinearAveragePool":
+            outs = [run_qlinear(layer, optional, convention)]
         elif kind == "result":
             name = layer.name or layer.label
             result.outputs[name] = v10_output(ins[0]) if graph.ir_version == 10 else ins[0]
@@ -288,12 +294,33 @@ def run_graph(
     return result
 
 
+def run_qlinear(layer: Layer, ins: list[Array | None], convention: str | None) -> Array:
+    """com.microsoft QLinearAveragePool: X, x_scale, x_zero_point, y_scale, y_zero_point."""
+    from .quant import qlinear_average_pool
+
+    padded = list(ins) + [None] * (5 - len(ins))
+    x, x_scale, x_zp, y_scale, y_zp = padded[:5]
+    if x is None or x_scale is None or y_scale is None:
+        raise UsageError("QLinearAveragePool needs X, x_scale and y_scale", layer.where())
+    pl = infer_pooling(layer, _static_dims(tuple(x.shape)))
+    return qlinear_average_pool(
+        x,
+        x_scale,
+        x_zp,
+        y_scale,
+        y_zp,
+        pl.params,
+        bool(layer.attrs.get("channels_last")),
+        convention or "onnx",
+    )
+
+
 def find_layer(graph: Graph, name: str) -> Layer:
     """A layer by its name attribute (or `#N` for the N-th layer of a fragment file)."""
     for layer in graph.layers:
         if layer.name == name or (layer.name is None and layer.label == name):
             return layer
-    pooling = [la.label for la in graph.layers if ov_ops.is_pooling(la.type)]
+    pooling = [la.label for la in graph.layers if is_pooling(la)]
     raise UsageError(
         f'{graph.path} has no layer named "{name}"; pooling layers: {", ".join(pooling) or "none"}'
     )
@@ -309,7 +336,7 @@ def run_layer(
 ) -> tuple[PoolPlan, dict[str, Array]]:
     """Run one pooling layer of any IR on x: {'output0': values, 'output1': indices}."""
     layer = find_layer(graph, name)
-    if not ov_ops.is_pooling(layer.type):
+    if not is_pooling(layer):
         raise UsageError(
             f'layer "{name}" is a {layer.type}; --layer runs pooling layers (AvgPool, MaxPool)'
         )

@@ -7,9 +7,10 @@ and `explain` use the same `PoolingLayer` objects.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from .conventions import OPENVINO
+from .conventions import ONNX, OPENVINO, Convention
 from .errors import IrParseError, IrpoolError, ShapeError
 from .geometry import (
     PoolParams,
@@ -23,6 +24,7 @@ from .geometry import (
     size_formula,
 )
 from .model import Dim, Graph, Layer, Port, Shape, parse_shape, shape_of
+from .ops import onnx as onnx_ops
 from .ops import openvino as ov_ops
 from .ops.spec import OpSpec
 
@@ -56,14 +58,38 @@ class Inference:
     parameter_shapes: dict[int, Shape | None] = field(default_factory=dict)
 
 
+def is_pooling(layer: Layer) -> bool:
+    """An OpenVINO pooling layer, or an ONNX pooling node (which carries its domain)."""
+    if layer.domain:
+        from .frontends.onnx_model import is_pooling as onnx_pooling
+
+        return onnx_pooling(layer)
+    return ov_ops.is_pooling(layer.type)
+
+
 def pooling_spec(layer: Layer) -> tuple[OpSpec, str | None] | None:
     """The op row of a pooling layer, or None for other types; errors name the layer."""
-    if not ov_ops.is_pooling(layer.type):
+    if not is_pooling(layer):
         return None
     try:
+        if layer.domain:
+            version = int((layer.version or "opset1").removeprefix("opset"))
+            return onnx_ops.select(layer.type, layer.domain, version), None
         return ov_ops.select(layer.type, layer.version, layer.data)
     except IrpoolError as e:
         raise e.at(layer.where()) from None
+
+
+def layer_params(layer: Layer, spec: OpSpec, rank: int | None) -> PoolParams:
+    """PoolParams of a pooling layer of either front end."""
+    if layer.domain:
+        return onnx_ops.params(spec, layer.attrs, rank, indices=len(layer.outputs) > 1)
+    return ov_ops.params(spec, layer.data, rank)
+
+
+def convention_of(layer: Layer) -> Convention:
+    """The default convention of a layer: openvino for IR layers, onnx for ONNX nodes."""
+    return ONNX if layer.domain else OPENVINO
 
 
 def infer_pooling(layer: Layer, input_shape: Shape | None) -> PoolingLayer:
@@ -72,17 +98,21 @@ def infer_pooling(layer: Layer, input_shape: Shape | None) -> PoolingLayer:
     assert selected is not None
     spec, version_note = selected
     rank = None if input_shape is None else len(input_shape)
+    if layer.domain and input_shape is not None and layer.attrs.get("channels_last"):
+        input_shape = (input_shape[0], input_shape[-1], *input_shape[1:-1])
     try:
-        params = ov_ops.params(spec, layer.data, rank)
-        output, formulas = _output_shape(params, input_shape)
+        params = layer_params(layer, spec, rank)
+        output, formulas = _output_shape(params, input_shape, convention_of(layer))
     except IrpoolError as e:
         raise e.at(layer.where()) from None
+    if layer.domain and output is not None and layer.attrs.get("channels_last"):
+        output = (output[0], *output[2:], output[1])
     notes = tuple(n for n in (version_note, *params.notes) if n)
     return PoolingLayer(layer, spec, params, input_shape, output, formulas, notes)
 
 
 def _output_shape(
-    params: PoolParams, input_shape: Shape | None
+    params: PoolParams, input_shape: Shape | None, convention: Convention = OPENVINO
 ) -> tuple[Shape | None, tuple[str, ...]]:
     check_params(params, params.rank if input_shape is None else len(input_shape) - 2)
     if input_shape is None:
@@ -92,14 +122,15 @@ def _output_shape(
         raise ShapeError("Batch size is zero; expected N >= 1")
     if channels.is_static and channels.lo == 0:
         raise ShapeError("Channel count is zero; expected C >= 1")
-    rule = shape_rule(params.rounding, OPENVINO)
+    rule = shape_rule(params.rounding, convention)
     dims: list[Dim] = [batch, channels]
     formulas: list[str] = []
     for i, n in enumerate(input_shape[2:]):
         k, s, d = params.window[i], params.strides[i], params.dilations[i]
         if n.is_static:
-            pb, pe = axis_pads(params, i, n.lo, OPENVINO)
-            check_axis(params, i, n.lo, pb, pe)
+            pb, pe = axis_pads(params, i, n.lo, convention)
+            if not convention.onnxruntime_sizes:
+                check_axis(params, i, n.lo, pb, pe)
             text = size_formula(n.lo, k, s, d, pb, pe, rule)
             if params.auto_pad in ("same_upper", "same_lower"):
                 text = pads_formula(n.lo, k, s, d, params.auto_pad == "same_upper") + "; " + text
@@ -108,7 +139,7 @@ def _output_shape(
             formulas.append(text)
         else:
             formulas.append(_interval_formula(params, i, n, rule))
-        dims.append(out_dim(params, i, n, rule, OPENVINO))
+        dims.append(out_dim(params, i, n, rule, convention))
     return tuple(dims), tuple(formulas)
 
 
@@ -127,12 +158,13 @@ def _interval_formula(params: PoolParams, i: int, n: Dim, rule: ShapeRule) -> st
     return " ".join(parts[:1]) + " " + "; ".join(parts[1:])
 
 
-def infer(graph: Graph) -> Inference:
-    """Propagate shapes through a net (or each fragment on its own)."""
+def infer(graph: Graph, tensor_shapes: Mapping[str, tuple[int, ...]] | None = None) -> Inference:
+    """Propagate shapes through a net (or each fragment on its own).  Layers of other types keep
+    their declared output dims, or `tensor_shapes[tensor name]` where none are declared."""
     result = Inference(graph)
     index_of = {la.id: la.index for la in graph.layers if la.id is not None}
     for layer in graph.topological():
-        if ov_ops.is_pooling(layer.type):
+        if is_pooling(layer):
             input_shape = _pooling_input(graph, layer, result, index_of)
             pl = infer_pooling(layer, input_shape)
             result.pooling.append(pl)
@@ -158,9 +190,10 @@ def infer(graph: Graph) -> Inference:
             if layer.type.lower() != "result":
                 result.unverified.append(layer)
             for port in layer.outputs:
-                result.shapes[(layer.index, port.id)] = (
-                    shape_of(port.dims) if port.dims is not None else None
-                )
+                dims = port.dims
+                if dims is None and tensor_shapes is not None and port.names:
+                    dims = tensor_shapes.get(port.names[0])
+                result.shapes[(layer.index, port.id)] = shape_of(dims) if dims is not None else None
                 result.element_types[(layer.index, port.id)] = port.element_type
     return result
 
@@ -201,7 +234,9 @@ def _pooling_input(
         return shape_of(port.dims)
     assert layer.id is not None
     edge = graph.producer(layer.id, port.id)
-    assert edge is not None  # every input of a net is connected (reader)
+    if edge is None:  # an ONNX initializer
+        value = graph.initializers.get(port.names[0]) if port.names else None
+        return shape_of(value.shape) if value is not None else None
     return result.shapes.get((index_of[edge.from_layer], edge.from_port))
 
 

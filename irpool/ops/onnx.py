@@ -255,3 +255,23 @@ def pads_from_onnx(flat: tuple[int, ...]) -> tuple[tuple[int, int], ...]:
 
 def pads_to_onnx(pads: tuple[tuple[int, int], ...]) -> list[int]:
     return [b for b, _ in pads] + [e for _, e in pads]
+
+
+def spec_output_size(spec: OpSpec, params: PoolParams, axis: int, n: int) -> int:
+    """The output size the ONNX operator text of `spec`'s version gives (not what runtimes
+    compute): VALID `ceil((n - k_eff + 1) / s)` and SAME `ceil(n / s)` whatever ceil_mode says,
+    and the rule dropping a window that starts in the right padding only from version 22."""
+    k_eff = (params.window[axis] - 1) * params.dilations[axis] + 1
+    s = params.strides[axis]
+    if params.auto_pad == "valid":
+        return -(-(n - k_eff + 1) // s)
+    if params.auto_pad in ("same_upper", "same_lower"):
+        return -(-n // s)
+    pb, pe = params.pads[axis]
+    span = n + pb + pe - k_eff
+    if params.rounding == "floor":
+        return span // s + 1
+    out = -(-span // s) + 1
+    if spec.since >= 22 and (out - 1) * s >= n + pb:
+        out -= 1
+    return out

@@ -1,0 +1,251 @@
+"""ONNX models (`.onnx`) -> Graph, with the `onnx` extra.
+
+Graph inputs become Parameter layers, nodes become layers with their typed attributes
+(`Layer.attrs`), graph outputs become Result layers named after the output tensors;
+initializers stay as arrays in `Graph.initializers`.  Port ids follow the IR convention
+(inputs 0..n-1, outputs from n).  External data is only read from beside the model.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from ..errors import IrParseError, OracleMissing, Where
+from ..model import Edge, Graph, Layer, Port
+from .safe_io import read_regular_file, refuse_compressed
+
+MAX_ONNX_BYTES = 2 * 1024**3
+POOLING = {
+    ("ai.onnx", "AveragePool"),
+    ("ai.onnx", "MaxPool"),
+    ("com.microsoft", "QLinearAveragePool"),
+}
+
+_ET = {
+    1: "f32",
+    2: "u8",
+    3: "i8",
+    5: "i16",
+    6: "i32",
+    7: "i64",
+    9: "boolean",
+    10: "f16",
+    11: "f64",
+    12: "u32",
+    13: "u64",
+    16: "bf16",
+    4: "u16",
+}
+
+
+def load_onnx() -> Any:
+    try:
+        import onnx
+    except ImportError:
+        raise OracleMissing("reading .onnx files needs onnx; pip install 'irpool[onnx]'") from None
+    return onnx
+
+
+def is_onnx_path(path: str) -> bool:
+    return path.lower().endswith(".onnx")
+
+
+def domain_of(node_domain: str) -> str:
+    return "ai.onnx" if node_domain in ("", "ai.onnx") else node_domain
+
+
+def is_pooling(layer: Layer) -> bool:
+    return (domain_of(layer.domain), layer.type) in POOLING
+
+
+def read_model(path: str) -> Any:
+    """The ModelProto of a file: a regular file, not compressed, parsed without side effects."""
+    onnx = load_onnx()
+    data = read_regular_file(path, MAX_ONNX_BYTES)
+    refuse_compressed(data, path)
+    try:
+        model = onnx.load_model_from_string(data)
+    except Exception as e:  # protobuf's DecodeError and friends
+        raise IrParseError(f"not a readable ONNX model ({type(e).__name__})", Where(path)) from None
+    if not model.graph.node and not model.graph.input:
+        raise IrParseError("ONNX model has an empty graph; expected nodes", Where(path))
+    from onnx import external_data_helper
+
+    if any(external_data_helper.uses_external_data(t) for t in model.graph.initializer):
+        base = os.path.dirname(os.path.abspath(path))
+        for tensor in model.graph.initializer:
+            if not external_data_helper.uses_external_data(tensor):
+                continue
+            info = {e.key: e.value for e in tensor.external_data}
+            target = os.path.realpath(os.path.join(base, info.get("location", "")))
+            if os.path.dirname(target) != base and not target.startswith(base + os.sep):
+                raise IrParseError(
+                    f"initializer {tensor.name!r} points outside the model's folder; refused",
+                    Where(path),
+                )
+        try:
+            external_data_helper.load_external_data_for_model(model, base)
+        except (OSError, ValueError) as e:
+            raise IrParseError(f"cannot read external data: {e}", Where(path)) from None
+    return model
+
+
+def _dims(value_type: Any) -> tuple[tuple[int, ...] | None, str | None]:
+    if not value_type.HasField("tensor_type"):
+        return None, None
+    tensor = value_type.tensor_type
+    et = _ET.get(tensor.elem_type)
+    if not tensor.HasField("shape"):
+        return None, et
+    dims = tuple(d.dim_value if d.HasField("dim_value") else -1 for d in tensor.shape.dim)
+    return dims, et
+
+
+def shape_text(dims: tuple[int, ...] | None) -> str:
+    if dims is None:
+        return "..."
+    return ",".join("?" if d < 0 else str(d) for d in dims)
+
+
+def _attr_value(attr: Any) -> object:
+    from onnx import helper
+
+    value = helper.get_attribute_value(attr)
+    if isinstance(value, bytes):
+        return value.decode("utf-8", "replace")
+    if isinstance(value, list):
+        return [v.decode("utf-8", "replace") if isinstance(v, bytes) else v for v in value]
+    return value
+
+
+def to_graph(model: Any, path: str) -> Graph:
+    """The Graph of a ModelProto."""
+    from onnx import numpy_helper
+
+    g = model.graph
+    opsets = {domain_of(o.domain): int(o.version) for o in model.opset_import}
+    initializers = {}
+    for tensor in g.initializer:
+        try:
+            initializers[tensor.name] = numpy_helper.to_array(tensor)
+        except Exception as e:
+            raise IrParseError(
+                f"initializer {tensor.name!r} is unreadable ({e})", Where(path)
+            ) from None
+    declared: dict[str, tuple[tuple[int, ...] | None, str | None]] = {}
+    for info in [*g.input, *g.value_info, *g.output]:
+        declared[info.name] = _dims(info.type)
+    layers: list[Layer] = []
+    producer: dict[str, tuple[int, int]] = {}
+    for inp in g.input:
+        if inp.name in initializers:
+            continue
+        dims, et = declared[inp.name]
+        lid = len(layers)
+        layers.append(
+            Layer(
+                id=lid,
+                name=inp.name,
+                type="Parameter",
+                version="opset1",
+                data={"shape": shape_text(dims), "element_type": et or "f32"},
+                inputs=(),
+                outputs=(Port(0, et, (inp.name,), dims, None),),
+                file=path,
+                line=None,
+                index=lid,
+            )
+        )
+        producer[inp.name] = (lid, 0)
+    for node in g.node:
+        lid = len(layers)
+        domain = domain_of(node.domain)
+        attrs = {a.name: _attr_value(a) for a in node.attribute}
+        n_in = len(node.input)
+        ins = tuple(
+            Port(
+                k,
+                declared.get(t, (None, None))[1],
+                (t,) if t else (),
+                declared.get(t, (None, None))[0],
+                None,
+            )
+            for k, t in enumerate(node.input)
+        )
+        outs = tuple(
+            Port(
+                n_in + k,
+                declared.get(t, (None, None))[1],
+                (t,),
+                declared.get(t, (None, None))[0],
+                None,
+            )
+            for k, t in enumerate(node.output)
+        )
+        name = node.name or (node.output[0] if node.output else f"node{lid}")
+        layers.append(
+            Layer(
+                id=lid,
+                name=name,
+                type=node.op_type,
+                version=f"opset{opsets.get(domain, 1)}",
+                data={k: str(v) for k, v in attrs.items()},
+                inputs=ins,
+                outputs=outs,
+                file=path,
+                line=None,
+                index=lid,
+                attrs=attrs,
+                domain=domain,
+            )
+        )
+        for k, t in enumerate(node.output):
+            if t:
+                producer[t] = (lid, n_in + k)
+    for out in g.output:
+        lid = len(layers)
+        dims, et = declared.get(out.name, (None, None))
+        layers.append(
+            Layer(
+                id=lid,
+                name=out.name,
+                type="Result",
+                version="opset1",
+                data={},
+                inputs=(Port(0, et, (out.name,), dims, None),),
+                outputs=(),
+                file=path,
+                line=None,
+                index=lid,
+            )
+        )
+    edges: list[Edge] = []
+    for layer in layers:
+        for port in layer.inputs:
+            if not port.names or port.names[0] in initializers:
+                continue
+            tensor = port.names[0]
+            if tensor not in producer:
+                raise IrParseError(
+                    f'node "{layer.label}" reads tensor {tensor!r}, which nothing produces',
+                    Where(path),
+                )
+            src = producer[tensor]
+            assert layer.id is not None
+            edges.append(Edge(src[0], src[1], layer.id, port.id, None))
+    return Graph(
+        path=path,
+        layers=tuple(layers),
+        edges=tuple(edges),
+        ir_version=None,
+        name=g.name or None,
+        format="onnx",
+        opsets=opsets,
+        initializers=initializers,
+    )
+
+
+def load(path: str) -> Graph:
+    """Read a `.onnx` file into a Graph."""
+    return to_graph(read_model(path), path)

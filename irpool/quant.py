@@ -1,0 +1,61 @@
+"""com.microsoft QLinearAveragePool: dequantise, pool in float32 with the same kernel, requantise.
+
+    x_f = x_scale * (x - x_zero_point)                     (float32; padding is a real 0.0)
+    y_f = sum(window of x_f) / divisor                      (divisor: the full kernel volume with
+                                                              count_include_pad, else the taps
+                                                              inside the input; measured, D10)
+    y   = saturate(round_half_even(y_f / y_scale + y_zero_point))
+
+as onnxruntime's kernel computes it (a division by y_scale, not a multiplication).  u8 and i8;
+`channels_last=1` means NHWC input and output.  Scales and zero points are per tensor.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from .errors import InputError
+from .geometry import PoolParams, plan
+from .kernel import pool
+
+Array = npt.NDArray[Any]
+
+
+def _scalar(value: Array | float | int | None, name: str, default: float | int) -> Any:
+    if value is None:
+        return default
+    arr = np.asarray(value)
+    if arr.size != 1:
+        raise InputError(f"{name} has {arr.size} values; QLinearAveragePool takes one per tensor")
+    return arr.reshape(()).item()
+
+
+def qlinear_average_pool(
+    x: Array,
+    x_scale: Array | float,
+    x_zero_point: Array | int | None,
+    y_scale: Array | float,
+    y_zero_point: Array | int | None,
+    params: PoolParams,
+    channels_last: bool = False,
+    convention: str = "onnx",
+) -> Array:
+    """QLinearAveragePool of x (u8 or i8) under `params` (whose divisor rule the op row sets)."""
+    if x.dtype not in (np.uint8, np.int8):
+        raise InputError(f"QLinearAveragePool takes uint8 or int8 input, not {x.dtype}")
+    data = np.moveaxis(x, -1, 1) if channels_last else x
+    zero_x = np.int32(_scalar(x_zero_point, "x_zero_point", 0))
+    zero_y = np.float32(_scalar(y_zero_point, "y_zero_point", 0))
+    scale_x = np.float32(_scalar(x_scale, "x_scale", 1.0))
+    scale_y = np.float32(_scalar(y_scale, "y_scale", 1.0))
+    real = (data.astype(np.int32) - zero_x).astype(np.float32) * scale_x
+    values, _ = pool(real, plan(params, tuple(real.shape), convention))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        quantized = np.rint(values / scale_y + zero_y)
+    info = np.iinfo(x.dtype)
+    quantized = np.where(np.isnan(quantized), zero_y, quantized)
+    result = np.clip(quantized, info.min, info.max).astype(x.dtype)
+    return np.moveaxis(result, 1, -1) if channels_last else result
