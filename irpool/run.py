@@ -26,7 +26,7 @@ from .shapes import convention_of, infer_pooling, is_pooling, parameter_shape
 
 Array = npt.NDArray[Any]
 
-EXECUTABLE = ("parameter", "result", "const", "convert", "identity")
+EXECUTABLE = ("parameter", "result", "const", "convert", "identity", "squeeze", "unsqueeze")
 
 
 @dataclass
@@ -279,6 +279,8 @@ def run_graph(
             outs = [convert(ins[0], target)]
         elif kind == "identity":
             outs = [ins[0]]
+        elif kind in ("squeeze", "unsqueeze"):
+            outs = [_squeeze(layer, kind, ins)]
         elif layer.type == "QLinearAveragePool":
             outs = [run_qlinear(layer, optional, convention)]
         elif kind == "result":
@@ -292,6 +294,24 @@ def run_graph(
             values[(layer.index, port.id)] = array
             result.tensors[f"{layer.label}:{port.id}"] = array
     return result
+
+
+def _squeeze(layer: Layer, kind: str, ins: list[Array]) -> Array:
+    """ONNX Squeeze / Unsqueeze: axes from the attribute (opset < 13) or the second input."""
+    given = layer.attrs.get("axes")
+    raw: list[int] | None = [int(v) for v in given] if isinstance(given, (list, tuple)) else None
+    if raw is None and len(ins) > 1:
+        raw = [int(v) for v in np.asarray(ins[1]).ravel()]
+    x = ins[0]
+    if kind == "unsqueeze":
+        rank = x.ndim + len(raw or [])
+        axes = sorted(int(a) % rank for a in (raw or []))
+        for a in axes:
+            x = np.expand_dims(x, a)
+        return np.asarray(x)
+    if raw is None:
+        return np.asarray(np.squeeze(x))
+    return np.asarray(np.squeeze(x, axis=tuple(int(a) % x.ndim for a in raw)))
 
 
 def run_qlinear(layer: Layer, ins: list[Array | None], convention: str | None) -> Array:

@@ -179,3 +179,15 @@ def test_d15_maxpool14_equals_torch(ov: ModuleType, torch: ModuleType) -> None:
     )
     np.testing.assert_array_equal(got_ov[0], values.numpy())
     np.testing.assert_array_equal(got_ov[1], indices.numpy())
+
+
+def test_divergence_matrix_is_current() -> None:
+    """docs/divergences.md is what irpool's conventions compute today."""
+    from pathlib import Path
+
+    from irpool.divergences import markdown
+
+    path = Path(__file__).resolve().parent.parent / "docs" / "divergences.md"
+    assert path.read_text() == markdown(), (
+        "regenerate: python -m irpool.divergences > docs/divergences.md"
+    )

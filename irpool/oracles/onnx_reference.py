@@ -1,0 +1,69 @@
+"""onnx's reference evaluator as an oracle, and where it is known to be wrong (D12 and friends).
+
+The reference evaluator (onnx.reference) defines what the ONNX operator text means in Python,
+but in onnx 1.23 its pooling has bugs measured against onnxruntime, PyTorch and openvino
+(docs/semantics.md, D12).  `known_wrong` says, for one pooling node and input shape, whether the
+reference is known to compute something else; callers then trust onnxruntime instead.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from ..errors import OracleMissing
+
+
+def run(model: Any, feeds: Mapping[str, np.ndarray]) -> list[np.ndarray]:
+    try:
+        from onnx.reference import ReferenceEvaluator
+    except ImportError:
+        raise OracleMissing("onnx is not installed; pip install 'irpool[onnx]'") from None
+    return [np.asarray(v) for v in ReferenceEvaluator(model).run(None, dict(feeds))]
+
+
+def known_wrong(
+    op: str, attrs: Mapping[str, Any], input_shape: tuple[int, ...], has_nan: bool = False
+) -> str | None:
+    """Why onnx's reference evaluator is known to get this node wrong, or None."""
+    spatial = input_shape[2:]
+    rank = len(spatial)
+    kernel = list(attrs.get("kernel_shape", [1] * rank))
+    strides = list(attrs.get("strides") or [1] * rank)
+    dilations = list(attrs.get("dilations") or [1] * rank)
+    pads = list(attrs.get("pads") or [0] * (2 * rank))
+    auto = attrs.get("auto_pad", "NOTSET")
+    ceil = bool(attrs.get("ceil_mode", 0))
+    if auto in ("SAME_UPPER", "SAME_LOWER") and ceil:
+        return "D5: the reference refuses ceil_mode with auto_pad"
+    if auto in ("SAME_UPPER", "SAME_LOWER") and any(d > 1 for d in dilations):
+        return "D4: SAME pads with dilations"
+    if op == "MaxPool" and auto == "SAME_LOWER" and any(s > 1 for s in strides):
+        return "D12c: MaxPool SAME_LOWER with stride > 1 uses floor(n / s)"
+    if op == "MaxPool" and auto == "VALID" and ceil:
+        return "D12d: MaxPool VALID with ceil_mode gives the spec formula's size"
+    stride_one = all(s == 1 for s in strides)
+    if (
+        op == "MaxPool"
+        and stride_one
+        and any(pads)
+        and (rank > 2 or (rank == 2 and pads[1] != pads[2]))
+    ):
+        return "D12b: the MaxPool stride-1 path reads pads in another order"
+    if op == "MaxPool" and all(s == 1 for s in strides) and rank == 1 and auto != "NOTSET":
+        return "D12b: 1-D MaxPool with auto_pad and stride 1 fails"
+    if any(pads[i] >= kernel[i] or pads[rank + i] >= kernel[i] for i in range(rank)):
+        return "D11: pads >= kernel"
+    if ceil and auto == "NOTSET":
+        for i, n in enumerate(spatial):
+            k_eff = (kernel[i] - 1) * dilations[i] + 1
+            span = n + pads[i] + pads[rank + i] - k_eff
+            out = -(-span // strides[i]) + 1
+            extra = (out - 1) * strides[i] + k_eff - (n + pads[i] + pads[rank + i])
+            if extra >= 2:
+                return "D12a: ceil needing 2 or more extra pad elements shifts the windows"
+    if op == "MaxPool" and has_nan:
+        return "D8: NaN in a max window (the reference's index points at the NaN)"
+    return None

@@ -1,0 +1,381 @@
+"""The ONNX front end: conformance cases of the installed onnx package, onnxruntime sweeps for
+QLinearAveragePool, the D12 reference bugs, and the commands on ONNX models."""
+
+from __future__ import annotations
+
+import random
+import subprocess
+import sys
+import warnings
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import numpy as np
+import pytest
+
+from irpool.frontends.onnx_model import to_graph
+from irpool.ops import onnx as onnx_ops
+from irpool.oracles import onnx_reference, onnxruntime_rt
+from irpool.quant import qlinear_average_pool
+from irpool.run import run_graph
+
+pytestmark = pytest.mark.oracle
+ROOT = Path(__file__).resolve().parent.parent
+# the onnx backend test runner's own tolerances (its expected data are rounded to 4 digits)
+RTOL, ATOL = 1e-3, 1e-7
+
+
+def _node_cases() -> list[Any]:
+    try:
+        import onnx.backend.test.case.node as node_cases
+    except ImportError:
+        return []
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        cases = node_cases.collect_testcases(None)
+    return [
+        c
+        for c in cases
+        if c.model is not None
+        and len(c.model.graph.node) == 1
+        and c.model.graph.node[0].op_type in ("AveragePool", "MaxPool")
+    ]
+
+
+NODE_CASES = _node_cases()
+
+
+def _pytorch_converted() -> list[Path]:
+    try:
+        import onnx
+    except ImportError:
+        return []
+    folder = Path(onnx.__file__).parent / "backend" / "test" / "data" / "pytorch-converted"
+    return sorted(p for p in folder.iterdir() if "Pool" in p.name and (p / "model.onnx").exists())
+
+
+def _attrs(node: Any) -> dict[str, Any]:
+    from onnx import helper
+
+    return {a.name: helper.get_attribute_value(a) for a in node.attribute}
+
+
+def _check_case(
+    onnx: ModuleType, name: str, model: Any, inputs: list[np.ndarray], outputs: list[np.ndarray]
+) -> str:
+    graph = to_graph(model, name)
+    feeds = {i.name: a for i, a in zip(model.graph.input, inputs, strict=False)}
+    got = run_graph(graph, feeds).outputs
+    results = [got[o.name] for o in model.graph.output]
+    if all(
+        g.shape == e.shape and np.allclose(g, e, rtol=RTOL, atol=ATOL, equal_nan=True)
+        for g, e in zip(results, outputs, strict=True)
+    ):
+        return "reference"
+    node = model.graph.node[0]
+    reason = onnx_reference.known_wrong(node.op_type, _attrs(node), inputs[0].shape)
+    assert reason is not None, f"{name}: irpool differs from onnx's expected output"
+    ort = onnxruntime_rt.run(model, feeds)
+    for g, e in zip(results, ort, strict=True):
+        assert g.shape == e.shape and np.allclose(g, e, rtol=1e-5, atol=1e-6, equal_nan=True)
+    return f"onnxruntime ({reason})"
+
+
+@pytest.mark.parametrize("case", NODE_CASES, ids=lambda c: c.name)
+def test_onnx_node_conformance(onnx: ModuleType, ort: ModuleType, case: Any) -> None:
+    inputs, outputs = case.data_sets[0]
+    _check_case(onnx, case.name, case.model, list(inputs), list(outputs))
+    # onnxruntime agrees as well, to float32 rounding
+    feeds = {i.name: a for i, a in zip(case.model.graph.input, inputs, strict=False)}
+    got = run_graph(to_graph(case.model, case.name), feeds).outputs
+    for o, e in zip(case.model.graph.output, onnxruntime_rt.run(case.model, feeds), strict=True):
+        np.testing.assert_allclose(got[o.name], e, rtol=1e-5, atol=1e-6)
+
+
+def test_node_cases_were_found(onnx: ModuleType) -> None:
+    assert len(NODE_CASES) >= 30
+
+
+@pytest.mark.parametrize("folder", _pytorch_converted(), ids=lambda p: p.name)
+def test_pytorch_converted_conformance(onnx: ModuleType, ort: ModuleType, folder: Path) -> None:
+    from onnx import numpy_helper
+
+    model = onnx.load(str(folder / "model.onnx"))
+    data = folder / "test_data_set_0"
+    inputs = [
+        numpy_helper.to_array(onnx.load_tensor(str(p))) for p in sorted(data.glob("input_*.pb"))
+    ]
+    outputs = [
+        numpy_helper.to_array(onnx.load_tensor(str(p))) for p in sorted(data.glob("output_*.pb"))
+    ]
+    _check_case(onnx, folder.name, model, inputs, outputs)
+
+
+def test_d12a_reference_shifts_windows_irpool_follows_onnxruntime(
+    onnx: ModuleType, ort: ModuleType
+) -> None:
+    from onnx import TensorProto, helper
+
+    x = np.arange(1, 7, dtype=np.float32).reshape(1, 1, 6)
+    for cip, ref_values in ((0, [2.5, 4.5]), (1, [2.0, 4.5])):
+        node = helper.make_node(
+            "AveragePool",
+            ["x"],
+            ["y"],
+            kernel_shape=[5],
+            strides=[4],
+            ceil_mode=1,
+            count_include_pad=cip,
+        )
+        graph = helper.make_graph(
+            [node],
+            "g",
+            [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 1, 6])],
+            [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+        )
+        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 19)])
+        model.ir_version = 10
+        got = run_graph(to_graph(model, "d12a"), {"x": x}).outputs["y"]
+        # windows [1..5] and [5, 6, pad...]: 15/5 and 11/2 (cip=0) or 11/2 (declared pads 0)
+        np.testing.assert_array_equal(got.ravel(), [3.0, 5.5])
+        np.testing.assert_array_equal(onnxruntime_rt.run(model, {"x": x})[0].ravel(), [3.0, 5.5])
+        np.testing.assert_array_equal(onnx_reference.run(model, {"x": x})[0].ravel(), ref_values)
+        assert onnx_reference.known_wrong("AveragePool", _attrs(node), x.shape)
+
+
+def test_qlinear_average_pool_matches_onnxruntime(ort: ModuleType, onnx: ModuleType) -> None:
+    rng = random.Random(11)
+    nrng = np.random.default_rng(11)
+    compared = 0
+    for _ in range(250):
+        rank = rng.choice([1, 2, 2, 3])
+        kernel = [rng.randint(1, 3) for _ in range(rank)]
+        attrs: dict[str, Any] = {
+            "kernel_shape": kernel,
+            "strides": [rng.randint(1, 3) for _ in range(rank)],
+        }
+        if rng.random() < 0.7:
+            attrs["pads"] = [rng.randint(0, k - 1) for k in kernel] * 2
+        for key in ("ceil_mode", "count_include_pad", "channels_last"):
+            if rng.random() < 0.4:
+                attrs[key] = 1
+        dtype = rng.choice([np.uint8, np.int8])
+        info = np.iinfo(dtype)
+        shape = [rng.randint(1, 2), rng.randint(1, 3)] + [rng.randint(k, k + 5) for k in kernel]
+        if attrs.get("channels_last"):
+            shape = [shape[0], *shape[2:], shape[1]]
+        x = nrng.integers(info.min, info.max, size=shape, endpoint=True).astype(dtype)
+        scales = [
+            np.array(rng.choice([0.5, 0.1, 1.0, 0.037]), np.float32),
+            np.array(rng.choice([0.5, 0.25, 1.0, 0.0731]), np.float32),
+        ]
+        zeros = [np.array(rng.randint(info.min, info.max), dtype) for _ in range(2)]
+        args = [x, scales[0], zeros[0], scales[1], zeros[1]]
+        expected = onnxruntime_rt.run_node(
+            "QLinearAveragePool",
+            attrs,
+            args,
+            1,
+            domain="com.microsoft",
+            initializers={1: args[1], 2: args[2], 3: args[3], 4: args[4]},
+        )[0]
+        spec = onnx_ops.select("QLinearAveragePool", "com.microsoft", 1)
+        params = onnx_ops.params(spec, attrs, len(shape))
+        got = qlinear_average_pool(
+            x,
+            scales[0],
+            zeros[0],
+            scales[1],
+            zeros[1],
+            params,
+            channels_last=bool(attrs.get("channels_last")),
+        )
+        assert got.dtype == expected.dtype and got.shape == expected.shape, attrs
+        np.testing.assert_array_equal(got, expected, err_msg=str(attrs))
+        compared += 1
+    assert compared == 250
+
+
+def _model(
+    onnx: ModuleType,
+    path: Path,
+    node: Any,
+    inputs: list[Any],
+    outputs: list[Any],
+    opset: int,
+    inits: list[Any] | None = None,
+    microsoft: bool = False,
+) -> str:
+    from onnx import helper
+
+    graph = helper.make_graph([node], "g", inputs, outputs, initializer=inits or [])
+    imports = [helper.make_opsetid("", opset)]
+    if microsoft:
+        imports.append(helper.make_opsetid("com.microsoft", 1))
+    model = helper.make_model(graph, opset_imports=imports)
+    model.ir_version = 10
+    onnx.save(model, str(path))
+    return str(path)
+
+
+def irpool(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "irpool", *args], capture_output=True, text=True, cwd=ROOT
+    )
+
+
+def test_check_reports_onnx_shape_inference_disagreement(onnx: ModuleType, tmp_path: Path) -> None:
+    from onnx import TensorProto, helper, shape_inference
+
+    node = helper.make_node(
+        "AveragePool",
+        ["x"],
+        ["y"],
+        name="pool",
+        kernel_shape=[3, 3],
+        strides=[3, 3],
+        pads=[1, 1, 1, 1],
+        ceil_mode=1,
+    )
+    for opset, declared_ok in ((19, False), (22, True)):
+        graph = helper.make_graph(
+            [node],
+            "g",
+            [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 1, 2, 2])],
+            [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+        )
+        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+        model = shape_inference.infer_shapes(model)  # declares what onnx's inference says
+        path = tmp_path / f"d2b_{opset}.onnx"
+        onnx.save(model, str(path))
+        out = irpool("check", str(path))
+        assert (out.returncode == 0) == declared_ok, out.stdout
+        if not declared_ok:
+            # onnx 1.23 applies the drop rule only from opset 22 (D2b): it declares 2x2
+            assert "declared 2, inferred 1" in out.stdout
+            assert "shape inference gives [1, 1, 2, 2]" in out.stdout
+
+
+def test_run_and_compare_onnx(onnx: ModuleType, ort: ModuleType, tmp_path: Path) -> None:
+    from onnx import TensorProto, helper
+
+    node = helper.make_node(
+        "MaxPool",
+        ["x"],
+        ["y", "i"],
+        name="mp",
+        kernel_shape=[3, 3],
+        strides=[2, 2],
+        pads=[1, 1, 1, 1],
+        ceil_mode=1,
+        storage_order=1,
+    )
+    path = _model(
+        onnx,
+        tmp_path / "mp.onnx",
+        node,
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3, 9, 10])],
+        [
+            helper.make_tensor_value_info("y", TensorProto.FLOAT, None),
+            helper.make_tensor_value_info("i", TensorProto.INT64, None),
+        ],
+        12,
+    )
+    x = np.random.default_rng(0).standard_normal((2, 3, 9, 10)).astype(np.float32)
+    np.save(tmp_path / "x.npy", x)
+    out = irpool("run", path, "-i", f"x={tmp_path / 'x.npy'}", "-o", str(tmp_path / "o.npz"))
+    assert out.returncode == 0, out.stderr
+    from irpool.arrays import load_arrays
+
+    got = load_arrays(str(tmp_path / "o.npz"))
+    expected = onnxruntime_rt.run(onnx.load(path), {"x": x})
+    np.testing.assert_array_equal(got["y"], expected[0])
+    np.testing.assert_array_equal(got["i"], expected[1])
+    compared = irpool("compare", path, "-i", f"x={tmp_path / 'x.npy'}")
+    assert compared.returncode == 0, compared.stdout + compared.stderr
+    assert "onnxruntime" in compared.stdout
+
+
+@pytest.mark.parametrize("case", ["D2c", "D6", "D10b"])
+def test_convert_report_names_the_divergence(
+    onnx: ModuleType, ov: ModuleType, tmp_path: Path, case: str
+) -> None:
+    from onnx import TensorProto, helper, numpy_helper
+
+    f32 = TensorProto.FLOAT
+    if case == "D2c":
+        node = helper.make_node(
+            "MaxPool",
+            ["x"],
+            ["y"],
+            name="mp",
+            kernel_shape=[3, 3],
+            strides=[3, 3],
+            pads=[1, 1, 1, 1],
+            ceil_mode=1,
+        )
+        path = _model(
+            onnx,
+            tmp_path / "m.onnx",
+            node,
+            [helper.make_tensor_value_info("x", f32, [1, 1, 2, 2])],
+            [helper.make_tensor_value_info("y", f32, None)],
+            12,
+        )
+        extra: list[str] = []
+    elif case == "D6":
+        node = helper.make_node(
+            "MaxPool",
+            ["x"],
+            ["y", "i"],
+            name="mp",
+            kernel_shape=[1, 2],
+            strides=[1, 2],
+            storage_order=1,
+        )
+        path = _model(
+            onnx,
+            tmp_path / "m.onnx",
+            node,
+            [helper.make_tensor_value_info("x", f32, [1, 1, 2, 4])],
+            [
+                helper.make_tensor_value_info("y", f32, None),
+                helper.make_tensor_value_info("i", TensorProto.INT64, None),
+            ],
+            12,
+        )
+        extra = []
+    else:
+        u8 = TensorProto.UINT8
+        inits = [
+            numpy_helper.from_array(np.array(0.5, np.float32), "xs"),
+            numpy_helper.from_array(np.array(128, np.uint8), "xz"),
+            numpy_helper.from_array(np.array(0.5, np.float32), "ys"),
+            numpy_helper.from_array(np.array(10, np.uint8), "yz"),
+        ]
+        node = helper.make_node(
+            "QLinearAveragePool",
+            ["x", "xs", "xz", "ys", "yz"],
+            ["y"],
+            name="qap",
+            domain="com.microsoft",
+            kernel_shape=[3],
+            strides=[2],
+            pads=[1, 1],
+            count_include_pad=1,
+        )
+        path = _model(
+            onnx,
+            tmp_path / "m.onnx",
+            node,
+            [helper.make_tensor_value_info("x", u8, [1, 1, 9])],
+            [helper.make_tensor_value_info("y", u8, None)],
+            12,
+            inits,
+            microsoft=True,
+        )
+        extra = ["--range", "0,255"]
+    out = irpool("convert-report", path, *extra)
+    assert out.returncode == 1, out.stdout + out.stderr
+    assert f"{case}:" in out.stdout
