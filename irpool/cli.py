@@ -67,12 +67,17 @@ def _add_check(sub: Any) -> None:
             "Infer the output shape of every pooling layer of an OpenVINO IR (or of pasted "
             "<layer> fragments) from its attributes and input dims, as openvino does, and report "
             "every declared <dim> that disagrees, with the formula and its numbers. Other layer "
-            "types are taken as declared. Exit 0 when all agree, 1 on a disagreement, 2 on "
-            "invalid input."
+            "types are taken as declared. For an ONNX model (.onnx) the declared shapes are "
+            "compared with onnxruntime's sizes, with notes where the operator text of the "
+            "node's version or onnx's own shape inference says otherwise. Exit 0 when all agree, "
+            "1 on a disagreement, 2 on invalid input."
         ),
     )
     p.add_argument(
-        "paths", nargs="+", metavar="PATH", help="model.xml or a file of <layer> fragments"
+        "paths",
+        nargs="+",
+        metavar="PATH",
+        help="model.xml, a file of <layer> fragments, or model.onnx",
     )
     p.add_argument(
         "--json", action="store_true", help="print a JSON report (schema irpool.check/1)"
@@ -212,13 +217,15 @@ def _add_run(sub: Any) -> None:
         help="execute a pooling net or one pooling layer with numpy",
         description=(
             "Execute an IR net of Parameter, Const, Convert, pooling (AvgPool-1/14/16, "
-            "MaxPool-1/8/14) and Result layers, or one pooling layer of any IR with --layer. "
-            "OUT.npz holds one array per Result, keyed by the Result layer's name (with --layer: "
-            "output0 and, for MaxPool-8/14, output1). Without -i, inputs are drawn at random and "
-            "saved beside the output as OUT.inputs.npz."
+            "MaxPool-1/8/14) and Result layers, or one pooling layer of any IR with --layer; or "
+            "an ONNX model of pooling nodes (AveragePool, MaxPool, com.microsoft "
+            "QLinearAveragePool, with Identity/Squeeze/Unsqueeze). OUT.npz holds one array per "
+            "Result (keyed by the Result layer's name) or graph output (keyed by its name); with "
+            "--layer: output0 and, for MaxPool-8/14, output1. Without -i, inputs are drawn at "
+            "random and saved beside the output as OUT.inputs.npz."
         ),
     )
-    p.add_argument("model", metavar="MODEL.xml")
+    p.add_argument("model", metavar="MODEL", help="model.xml or model.onnx")
     p.add_argument(
         "-i",
         "--input",
@@ -387,17 +394,18 @@ def _cmd_compare(args: argparse.Namespace) -> int:
 def _add_compare(sub: Any) -> None:
     p = sub.add_parser(
         "compare",
-        help="cross-check every pooling layer of a model against openvino",
+        help="cross-check every pooling layer of a model against openvino (or onnxruntime)",
         description=(
-            "Run the whole model in openvino (any layer types), take each pooling layer's "
-            "actual input from it, compute the layer with irpool's core and compare the "
+            "Run the whole model in openvino (any layer types; onnxruntime for an ONNX model), "
+            "take each pooling layer's actual input from it, compute the layer with irpool's "
+            "core and compare the "
             "outputs: errors in abs/rel/ulp, mismatch counts, the worst element, the smallest "
             "tolerances that would pass; indices exactly. A mismatch is diagnosed against the "
             "other conventions and the known divergences. Exit 0 all agree, 1 a mismatch, 2 "
-            "invalid input, 3 openvino is not installed."
+            "invalid input, 3 the oracle is not installed."
         ),
     )
-    p.add_argument("model", metavar="MODEL.xml")
+    p.add_argument("model", metavar="MODEL", help="model.xml or model.onnx")
     p.add_argument(
         "-i",
         "--input",

@@ -57,7 +57,7 @@ class Convention:
 
 OPENVINO = Convention(
     name="openvino",
-    title="OpenVINO (CPU plugin)",
+    title="OpenVINO CPU plugin",
     ceil_keeps_window_in_pad=True,
     count_pad_divisor="full_if_any_pad",
     empty_mean="openvino",
@@ -70,7 +70,7 @@ OPENVINO = Convention(
 
 ONNX = Convention(
     name="onnx",
-    title="ONNX (onnxruntime)",
+    title="onnxruntime",
     ceil_keeps_window_in_pad=False,
     count_pad_divisor="declared",
     empty_mean="zero",

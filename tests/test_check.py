@@ -120,3 +120,11 @@ def test_usage_errors_are_one_line() -> None:
 def test_version_and_help() -> None:
     assert irpool("--version").stdout.startswith("irpool ")
     assert irpool("check", "--help").returncode == 0
+
+
+def test_cli_reference_is_current() -> None:
+    from irpool.cli_doc import markdown
+
+    assert (ROOT / "docs" / "cli.md").read_text() == markdown(), (
+        "regenerate: python -m irpool.cli_doc > docs/cli.md"
+    )

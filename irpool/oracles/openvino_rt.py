@@ -28,7 +28,8 @@ def load() -> Any:
 
 
 def version() -> str:
-    return str(load().get_version())
+    """openvino's release, e.g. 2026.4.1 (without the build suffix)."""
+    return str(load().get_version()).split("-")[0]
 
 
 _CORE: Any = None

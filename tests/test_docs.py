@@ -1,0 +1,79 @@
+"""Every command example of the README and docs/ runs, and prints what the docs show.
+
+A ```console block holds `$ irpool ...` lines, each followed by its expected output; a line
+`...` in the expected output stands for any number of lines.  ```python blocks of docs/api.md
+are executed.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+
+
+def _blocks(path: Path, kind: str) -> list[str]:
+    return re.findall(rf"```{kind}\n(.*?)```", path.read_text(), flags=re.S)
+
+
+def _examples() -> list[tuple[str, str, list[str]]]:
+    found = []
+    for path in DOCS:
+        for block in _blocks(path, "console"):
+            command: str | None = None
+            expected: list[str] = []
+            for line in block.splitlines():
+                if line.startswith("$ "):
+                    if command is not None:
+                        found.append((path.name, command, expected))
+                    command, expected = line[2:], []
+                else:
+                    expected.append(line)
+            if command is not None:
+                found.append((path.name, command, expected))
+    return found
+
+
+def _matches(expected: list[str], got: list[str]) -> bool:
+    if not expected:
+        return not got
+    if expected[0] == "...":
+        return any(_matches(expected[1:], got[i:]) for i in range(len(got) + 1))
+    return bool(got) and got[0].rstrip() == expected[0].rstrip() and _matches(expected[1:], got[1:])
+
+
+EXAMPLES = _examples()
+
+
+@pytest.mark.parametrize(
+    "doc,command,expected", EXAMPLES, ids=[f"{d}:{c[:60]}" for d, c, _ in EXAMPLES]
+)
+def test_console_example(doc: str, command: str, expected: list[str], tmp_path: Path) -> None:
+    args = shlex.split(command)
+    assert args[0] == "irpool", command
+    if "compare" in args or "convert-report" in args:
+        pytest.importorskip("openvino")
+    out = subprocess.run(
+        [sys.executable, "-m", "irpool", *args[1:]], capture_output=True, text=True, cwd=ROOT
+    )
+    got = (out.stdout + out.stderr).splitlines()
+    assert _matches(expected, got), f"{doc}: `{command}` printed:\n" + "\n".join(got)
+
+
+def test_examples_exist() -> None:
+    assert len(EXAMPLES) >= 5
+
+
+@pytest.mark.parametrize(
+    "block", _blocks(ROOT / "docs" / "api.md", "python") + _blocks(ROOT / "README.md", "python")
+)
+def test_api_examples_run(block: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(ROOT)
+    exec(compile(block, "docs/api.md", "exec"), {})
