@@ -165,6 +165,14 @@ def infer(graph: Graph, tensor_shapes: Mapping[str, tuple[int, ...]] | None = No
     index_of = {la.id: la.index for la in graph.layers if la.id is not None}
     for layer in graph.topological():
         if is_pooling(layer):
+            if not layer.domain:
+                for port in layer.outputs:
+                    if port.dims is None:
+                        raise IrParseError(
+                            f"output port {port.id} of a pooling layer has no <dim>; expected "
+                            "one per output dimension",
+                            layer.where(port.line),
+                        )
             input_shape = _pooling_input(graph, layer, result, index_of)
             pl = infer_pooling(layer, input_shape)
             result.pooling.append(pl)
