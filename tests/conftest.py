@@ -60,3 +60,13 @@ settings.register_profile(
     "long", max_examples=5000, deadline=None, suppress_health_check=list(HealthCheck)
 )
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci" if REQUIRE_ORACLES else "dev"))
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """The fuzz campaign runs only when asked for: `-m fuzz` or IRPOOL_FUZZ=N."""
+    if "fuzz" in (config.getoption("markexpr") or "") or os.environ.get("IRPOOL_FUZZ"):
+        return
+    skip = pytest.mark.skip(reason="fuzz campaign is opt-in: pytest -m fuzz, or IRPOOL_FUZZ=N")
+    for item in items:
+        if "fuzz" in item.keywords:
+            item.add_marker(skip)

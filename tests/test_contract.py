@@ -53,8 +53,13 @@ class Outcome:
 
 def cli(*args: str, timeout: float = 60, cwd: Path = ROOT) -> Outcome:
     started = time.monotonic()
-    out = subprocess.run([sys.executable, "-m", "irpool", *args], capture_output=True, text=True,
-                         timeout=timeout, cwd=cwd)
+    out = subprocess.run(
+        [sys.executable, "-m", "irpool", *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        cwd=cwd,
+    )
     return Outcome(out.returncode, out.stdout, out.stderr, time.monotonic() - started)
 
 
@@ -92,8 +97,13 @@ def test_exit_3_when_an_oracle_is_missing(tmp_path: Path) -> None:
     fake.mkdir()
     (fake / "__init__.py").write_text("raise ImportError('hidden')\n")
     env = dict(os.environ, PYTHONPATH=f"{tmp_path}{os.pathsep}{ROOT}")
-    out = subprocess.run([sys.executable, "-m", "irpool", "compare", str(ZOO)],
-                         capture_output=True, text=True, env=env, cwd=ROOT)
+    out = subprocess.run(
+        [sys.executable, "-m", "irpool", "compare", str(ZOO)],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=ROOT,
+    )
     assert out.returncode == 3 and out.stderr.count("\n") == 1 and "irpool[openvino]" in out.stderr
 
 
@@ -102,19 +112,24 @@ def test_layer_error_names_file_line_and_layer(tmp_path: Path) -> None:
     path = write(tmp_path, bad)
     for command in (("check",), ("run", "-o", str(tmp_path / "o.npz")), ("explain",)):
         o = cli(command[0], str(path), *command[1:])
-        assert_refused(o, '"kernel" has 3 values', where=f'{path}:8: layer "pool1" (AvgPool, opset1, id=1)')
+        assert_refused(
+            o, '"kernel" has 3 values', where=f'{path}:8: layer "pool1" (AvgPool, opset1, id=1)'
+        )
     assert not (tmp_path / "o.npz").exists()
 
 
 # -- XML ---------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("prolog", [
-    '<!DOCTYPE net [<!ENTITY a "x">]>',
-    '<!DOCTYPE net [<!ENTITY % p "x"> %p;]>',
-    '<!DOCTYPE net SYSTEM "ir.dtd">',
-    '<!DOCTYPE net PUBLIC "-//x//y" "http://example.invalid/ir.dtd">',
-])
+@pytest.mark.parametrize(
+    "prolog",
+    [
+        '<!DOCTYPE net [<!ENTITY a "x">]>',
+        '<!DOCTYPE net [<!ENTITY % p "x"> %p;]>',
+        '<!DOCTYPE net SYSTEM "ir.dtd">',
+        '<!DOCTYPE net PUBLIC "-//x//y" "http://example.invalid/ir.dtd">',
+    ],
+)
 def test_doctype_refused(tmp_path: Path, prolog: str) -> None:
     text = GOOD.replace('<?xml version="1.0"?>', f'<?xml version="1.0"?>\n{prolog}')
     assert_refused(cli("check", str(write(tmp_path, text))), "DOCTYPE", where=":2:")
@@ -126,11 +141,21 @@ def test_nothing_named_by_the_file_is_opened(tmp_path: Path, form: str) -> None:
     fifo = tmp_path / "trap"
     os.mkfifo(fifo)  # opening it for reading would block: the timeout would catch it
     text = {
-        "entity": GOOD.replace('<net name="t"', f'<!DOCTYPE net [<!ENTITY e SYSTEM "{fifo}">]>\n<net name="&e;"'),
+        "entity": GOOD.replace(
+            '<net name="t"', f'<!DOCTYPE net [<!ENTITY e SYSTEM "{fifo}">]>\n<net name="&e;"'
+        ),
         "dtd": GOOD.replace('<net name="t"', f'<!DOCTYPE net SYSTEM "{fifo}">\n<net name="t"'),
-        "xinclude": GOOD.replace("<layers>", f'<layers><xi:include xmlns:xi="http://www.w3.org/2001/XInclude" href="{fifo}"/>'),
-        "stylesheet": GOOD.replace('<net name="t"', f'<?xml-stylesheet type="text/xsl" href="{fifo}"?>\n<net name="t"'),
-        "schema": GOOD.replace('<net name="t"', f'<net xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance" xsi:schemaLocation="urn:x {fifo}" name="t"'),
+        "xinclude": GOOD.replace(
+            "<layers>",
+            f'<layers><xi:include xmlns:xi="http://www.w3.org/2001/XInclude" href="{fifo}"/>',
+        ),
+        "stylesheet": GOOD.replace(
+            '<net name="t"', f'<?xml-stylesheet type="text/xsl" href="{fifo}"?>\n<net name="t"'
+        ),
+        "schema": GOOD.replace(
+            '<net name="t"',
+            f'<net xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance" xsi:schemaLocation="urn:x {fifo}" name="t"',
+        ),
     }[form]
     o = cli("check", str(write(tmp_path, text)), timeout=20)
     if form in ("stylesheet", "schema"):
@@ -165,10 +190,18 @@ def test_size_limits(tmp_path: Path, kind: str) -> None:
         text = GOOD.replace("<layers>", "<layers>" + "<x>" * 100_000 + "</x>" * 100_000)
     elif kind == "laughs":
         entities = '<!ENTITY l0 "lol">' + "".join(
-            f'<!ENTITY l{i} "{("&l" + str(i - 1) + ";") * 10}">' for i in range(1, 10))
-        text = GOOD.replace('<net name="t"', f"<!DOCTYPE net [{entities}]>\n<net name=\"&l9;\"")
+            f'<!ENTITY l{i} "{("&l" + str(i - 1) + ";") * 10}">' for i in range(1, 10)
+        )
+        text = GOOD.replace('<net name="t"', f'<!DOCTYPE net [{entities}]>\n<net name="&l9;"')
     else:
-        text = GOOD.replace('<net name="t"', '<!DOCTYPE net [<!ENTITY a "' + "x" * 50_000 + '">]>\n<net name="' + "&a;" * 50_000 + '"')
+        text = GOOD.replace(
+            '<net name="t"',
+            '<!DOCTYPE net [<!ENTITY a "'
+            + "x" * 50_000
+            + '">]>\n<net name="'
+            + "&a;" * 50_000
+            + '"',
+        )
     o = cli("check", str(write(tmp_path, text)), timeout=30)
     assert_refused(o)
     assert o.seconds < 15
@@ -180,40 +213,64 @@ def test_accepted_as_normal(tmp_path: Path, variant: str) -> None:
     text = GOOD
     data: bytes
     if variant == "oddities":
-        text = (text.replace('<layer id="1" name="pool1" type="AvgPool" version="opset1">',
-                             "<layer version='opset1' type='AvgPool' name='pool&#x31;' id='1'><!-- c --><?pi x?>")
-                .replace('kernel="2, 2"', 'kernel=" 2 ,2 "')
-                .replace("<dim>2</dim><dim>2</dim></port></output>",
-                         "<dim> 2 </dim><dim><!--x--><![CDATA[2]]></dim></port></output>"))
-        edges = text[text.index("<edges>"):text.index("</edges>")]
+        text = (
+            text.replace(
+                '<layer id="1" name="pool1" type="AvgPool" version="opset1">',
+                "<layer version='opset1' type='AvgPool' name='pool&#x31;' id='1'><!-- c --><?pi x?>",
+            )
+            .replace('kernel="2, 2"', 'kernel=" 2 ,2 "')
+            .replace(
+                "<dim>2</dim><dim>2</dim></port></output>",
+                "<dim> 2 </dim><dim><!--x--><![CDATA[2]]></dim></port></output>",
+            )
+        )
+        edges = text[text.index("<edges>") : text.index("</edges>")]
         lines = edges.splitlines()
         text = text.replace(edges, "\n".join([lines[0], *reversed(lines[1:])]))
     data = {
-        "utf8": text.encode(), "bom": b"\xef\xbb\xbf" + text.encode(),
+        "utf8": text.encode(),
+        "bom": b"\xef\xbb\xbf" + text.encode(),
         "utf16": text.encode("utf-16"),
-        "latin1": text.replace('<?xml version="1.0"?>', '<?xml version="1.0" encoding="ISO-8859-1"?>')
-        .replace('name="t"', 'name="caf\xe9"').encode("latin-1"),
-        "crlf": text.replace("\n", "\r\n").encode(), "oddities": text.encode(),
+        "latin1": text.replace(
+            '<?xml version="1.0"?>', '<?xml version="1.0" encoding="ISO-8859-1"?>'
+        )
+        .replace('name="t"', 'name="caf\xe9"')
+        .encode("latin-1"),
+        "crlf": text.replace("\n", "\r\n").encode(),
+        "oddities": text.encode(),
     }[variant]
     o = cli("check", str(write(tmp_path, data)))
     assert o.code == 0, o.stderr
 
 
 def test_ir_v10_and_long_chains(tmp_path: Path) -> None:
-    assert cli("check", str(write(tmp_path, GOOD.replace('version="11"', 'version="10"')))).code == 0
-    layers = ['<layer id="0" name="x" type="Parameter" version="opset1"><data shape="1,1,4" '
-              'element_type="f32"/><output><port id="0"><dim>1</dim><dim>1</dim><dim>4</dim>'
-              "</port></output></layer>"]
+    assert (
+        cli("check", str(write(tmp_path, GOOD.replace('version="11"', 'version="10"')))).code == 0
+    )
+    layers = [
+        '<layer id="0" name="x" type="Parameter" version="opset1"><data shape="1,1,4" '
+        'element_type="f32"/><output><port id="0"><dim>1</dim><dim>1</dim><dim>4</dim>'
+        "</port></output></layer>"
+    ]
     edges = []
     for i in range(1, 3000):
-        layers.append(f'<layer id="{i}" name="p{i}" type="MaxPool" version="opset1"><data '
-                      'kernel="1" strides="1"/><input><port id="0"><dim>1</dim><dim>1</dim><dim>4'
-                      '</dim></port></input><output><port id="1"><dim>1</dim><dim>1</dim><dim>4'
-                      "</dim></port></output></layer>")
-        edges.append(f'<edge from-layer="{i - 1}" from-port="{0 if i == 1 else 1}" '
-                     f'to-layer="{i}" to-port="0"/>')
-    text = ('<net name="c" version="11"><layers>' + "".join(layers) + "</layers><edges>"
-            + "".join(edges) + "</edges></net>")
+        layers.append(
+            f'<layer id="{i}" name="p{i}" type="MaxPool" version="opset1"><data '
+            'kernel="1" strides="1"/><input><port id="0"><dim>1</dim><dim>1</dim><dim>4'
+            '</dim></port></input><output><port id="1"><dim>1</dim><dim>1</dim><dim>4'
+            "</dim></port></output></layer>"
+        )
+        edges.append(
+            f'<edge from-layer="{i - 1}" from-port="{0 if i == 1 else 1}" '
+            f'to-layer="{i}" to-port="0"/>'
+        )
+    text = (
+        '<net name="c" version="11"><layers>'
+        + "".join(layers)
+        + "</layers><edges>"
+        + "".join(edges)
+        + "</edges></net>"
+    )
     o = cli("check", str(write(tmp_path, text, "chain.xml")), timeout=60)
     assert o.code == 0 and o.seconds < 30, o.stderr
 
@@ -226,26 +283,91 @@ IR_RULES = {
     "trailing": (lambda t: t + "<net/>", "XML syntax error"),
     "duplicate id": (lambda t: t.replace('id="2" name="out"', 'id="1" name="out"'), "used twice"),
     "no type": (lambda t: t.replace(' type="AvgPool"', ""), "'type'"),
-    "no layers": (lambda t: t.replace("<layers>", "<lay>").replace("</layers>", "</lay>"), "<layers>"),
+    "no layers": (
+        lambda t: t.replace("<layers>", "<lay>").replace("</layers>", "</lay>"),
+        "<layers>",
+    ),
     "edge layer": (lambda t: t.replace('to-layer="2"', 'to-layer="7"'), "does not exist"),
-    "edge port": (lambda t: t.replace('to-layer="1" to-port="0"', 'to-layer="1" to-port="3"'), "no such input port"),
-    "two edges": (lambda t: t.replace("</edges>", '<edge from-layer="0" from-port="0" to-layer="1" to-port="0"/></edges>'), "second incoming edge"),
-    "unconnected": (lambda t: t.replace('<edge from-layer="1" from-port="1" to-layer="2" to-port="0"/>', ""), "no incoming edge"),
-    "cycle": (lambda t: t.replace('<edge from-layer="0" from-port="0" to-layer="1" to-port="0"/>', '<edge from-layer="1" from-port="1" to-layer="1" to-port="0"/>').replace('<edge from-layer="1" from-port="1" to-layer="2" to-port="0"/>', '<edge from-layer="0" from-port="0" to-layer="2" to-port="0"/>'), "cycle"),
-    "dim 8.5": (lambda t: t.replace("<dim>2</dim><dim>2</dim></port></output>", "<dim>8.5</dim><dim>2</dim></port></output>"), "8.5"),
-    "dim eight": (lambda t: t.replace("<dim>2</dim><dim>2</dim></port></output>", "<dim>eight</dim><dim>2</dim></port></output>"), "eight"),
-    "dim -5": (lambda t: t.replace("<dim>2</dim><dim>2</dim></port></output>", "<dim>-5</dim><dim>2</dim></port></output>"), ">= -1"),
-    "dim int64": (lambda t: t.replace("<dim>2</dim><dim>2</dim></port></output>", "<dim>9223372036854775808</dim><dim>2</dim></port></output>"), "not a dimension"),
-    "no dims": (lambda t: t.replace('<port id="1" precision="FP32"><dim>1</dim><dim>1</dim><dim>2</dim><dim>2</dim></port>', '<port id="1" precision="FP32"/>'), "no <dim>"),
-    "rank": (lambda t: t.replace('shape="1,1,4,4"', 'shape="1,1,1,1,4,4"').replace('kernel="2, 2"', 'kernel="1, 1, 2, 2"'), "3D, 4D or 5D"),
+    "edge port": (
+        lambda t: t.replace('to-layer="1" to-port="0"', 'to-layer="1" to-port="3"'),
+        "no such input port",
+    ),
+    "two edges": (
+        lambda t: t.replace(
+            "</edges>", '<edge from-layer="0" from-port="0" to-layer="1" to-port="0"/></edges>'
+        ),
+        "second incoming edge",
+    ),
+    "unconnected": (
+        lambda t: t.replace('<edge from-layer="1" from-port="1" to-layer="2" to-port="0"/>', ""),
+        "no incoming edge",
+    ),
+    "cycle": (
+        lambda t: t.replace(
+            '<edge from-layer="0" from-port="0" to-layer="1" to-port="0"/>',
+            '<edge from-layer="1" from-port="1" to-layer="1" to-port="0"/>',
+        ).replace(
+            '<edge from-layer="1" from-port="1" to-layer="2" to-port="0"/>',
+            '<edge from-layer="0" from-port="0" to-layer="2" to-port="0"/>',
+        ),
+        "cycle",
+    ),
+    "dim 8.5": (
+        lambda t: t.replace(
+            "<dim>2</dim><dim>2</dim></port></output>", "<dim>8.5</dim><dim>2</dim></port></output>"
+        ),
+        "8.5",
+    ),
+    "dim eight": (
+        lambda t: t.replace(
+            "<dim>2</dim><dim>2</dim></port></output>",
+            "<dim>eight</dim><dim>2</dim></port></output>",
+        ),
+        "eight",
+    ),
+    "dim -5": (
+        lambda t: t.replace(
+            "<dim>2</dim><dim>2</dim></port></output>", "<dim>-5</dim><dim>2</dim></port></output>"
+        ),
+        ">= -1",
+    ),
+    "dim int64": (
+        lambda t: t.replace(
+            "<dim>2</dim><dim>2</dim></port></output>",
+            "<dim>9223372036854775808</dim><dim>2</dim></port></output>",
+        ),
+        "not a dimension",
+    ),
+    "no dims": (
+        lambda t: t.replace(
+            '<port id="1" precision="FP32"><dim>1</dim><dim>1</dim><dim>2</dim><dim>2</dim></port>',
+            '<port id="1" precision="FP32"/>',
+        ),
+        "no <dim>",
+    ),
+    "rank": (
+        lambda t: t.replace('shape="1,1,4,4"', 'shape="1,1,1,1,4,4"').replace(
+            'kernel="2, 2"', 'kernel="1, 1, 2, 2"'
+        ),
+        "3D, 4D or 5D",
+    ),
     "list length": (lambda t: t.replace('strides="2, 2"', 'strides="2"'), '"strides" has 1 values'),
     "zero kernel": (lambda t: t.replace('kernel="2, 2"', 'kernel="0, 2"'), "kernel"),
     "zero stride": (lambda t: t.replace('strides="2, 2"', 'strides="0, 2"'), "Strides"),
     "negative pad": (lambda t: t.replace('pads_begin="0, 0"', 'pads_begin="-1, 0"'), "negative"),
-    "auto_pad": (lambda t: t.replace('exclude-pad="true"', 'exclude-pad="true" auto_pad="same"'), "auto_pad"),
-    "rounding": (lambda t: t.replace('exclude-pad="true"', 'exclude-pad="true" rounding_type="ceil_torch"'), "ceil_torch"),
+    "auto_pad": (
+        lambda t: t.replace('exclude-pad="true"', 'exclude-pad="true" auto_pad="same"'),
+        "auto_pad",
+    ),
+    "rounding": (
+        lambda t: t.replace('exclude-pad="true"', 'exclude-pad="true" rounding_type="ceil_torch"'),
+        "ceil_torch",
+    ),
     "exclude-pad": (lambda t: t.replace('exclude-pad="true"', 'exclude-pad="yes"'), "exclude-pad"),
-    "kernel fits": (lambda t: t.replace('kernel="2, 2"', 'kernel="5, 2"'), "larger than the data shape"),
+    "kernel fits": (
+        lambda t: t.replace('kernel="2, 2"', 'kernel="5, 2"'),
+        "larger than the data shape",
+    ),
 }
 
 
@@ -257,16 +379,22 @@ def test_ir_rule(tmp_path: Path, rule: str) -> None:
 
 
 def test_notset_is_explicit_and_case_insensitive_enums(tmp_path: Path) -> None:
-    text = GOOD.replace('exclude-pad="true"', 'exclude-pad="TRUE" auto_pad="notset" rounding_type="Floor"')
+    text = GOOD.replace(
+        'exclude-pad="true"', 'exclude-pad="TRUE" auto_pad="notset" rounding_type="Floor"'
+    )
     assert cli("check", str(write(tmp_path, text))).code == 0
 
 
 def _const_net(tmp_path: Path, size: int = 16, bin_bytes: int = 16) -> Path:
-    text = GOOD.replace(
-        '<layer id="0" name="x" type="Parameter" version="opset1">\n      <data shape="1,1,4,4" element_type="f32"/>',
-        f'<layer id="0" name="x" type="Const" version="opset1">\n      <data shape="1,1,2,2" element_type="f32" offset="0" size="{size}"/>',
-    ).replace("<dim>4</dim><dim>4</dim>", "<dim>2</dim><dim>2</dim>").replace(
-        'kernel="2, 2"', 'kernel="1, 1"').replace('strides="2, 2"', 'strides="1, 1"')
+    text = (
+        GOOD.replace(
+            '<layer id="0" name="x" type="Parameter" version="opset1">\n      <data shape="1,1,4,4" element_type="f32"/>',
+            f'<layer id="0" name="x" type="Const" version="opset1">\n      <data shape="1,1,2,2" element_type="f32" offset="0" size="{size}"/>',
+        )
+        .replace("<dim>4</dim><dim>4</dim>", "<dim>2</dim><dim>2</dim>")
+        .replace('kernel="2, 2"', 'kernel="1, 1"')
+        .replace('strides="2, 2"', 'strides="1, 1"')
+    )
     path = write(tmp_path, text, "c.xml")
     (tmp_path / "c.bin").write_bytes(bytes(bin_bytes))
     return path
@@ -285,8 +413,15 @@ def test_const_rules(tmp_path: Path) -> None:
 
 
 def _run(tmp_path: Path, array_file: Path, *extra: str) -> Outcome:
-    return cli("run", str(write(tmp_path, GOOD)), "-i", str(array_file), "-o",
-               str(tmp_path / "out.npz"), *extra)
+    return cli(
+        "run",
+        str(write(tmp_path, GOOD)),
+        "-i",
+        str(array_file),
+        "-o",
+        str(tmp_path / "out.npz"),
+        *extra,
+    )
 
 
 def test_pickled_truncated_and_oversized_arrays(tmp_path: Path) -> None:
@@ -326,8 +461,14 @@ def test_dtype_and_shape_checks(tmp_path: Path) -> None:
     np.save(shape, np.zeros((1, 1, 4, 5), np.float32))
     assert_refused(_run(tmp_path, shape, "--force"), "[1, 1, 4, 5]")
     dynamic = GOOD.replace('shape="1,1,4,4"', 'shape="1,1,2..8,?"')
-    o = cli("run", str(write(tmp_path, dynamic, "d.xml")), "-i", str(shape), "-o",
-            str(tmp_path / "d.npz"))
+    o = cli(
+        "run",
+        str(write(tmp_path, dynamic, "d.xml")),
+        "-i",
+        str(shape),
+        "-o",
+        str(tmp_path / "d.npz"),
+    )
     assert o.code == 0, o.stderr
 
 
@@ -362,7 +503,12 @@ def test_output_path_rules(tmp_path: Path) -> None:
 
 
 def test_failed_run_leaves_no_output(tmp_path: Path) -> None:
-    model = write(tmp_path, GOOD.replace('version="opset1">\n      <data kernel', 'version="opset99">\n      <data kernel'))
+    model = write(
+        tmp_path,
+        GOOD.replace(
+            'version="opset1">\n      <data kernel', 'version="opset99">\n      <data kernel'
+        ),
+    )
     o = cli("run", str(model), "-o", str(tmp_path / "o.npz"))
     assert_refused(o, "opset99")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["m.xml"]
