@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from .errors import Where
 from .frontends import ir_xml
 from .model import Dim, Graph, Layer, Port, Shape, format_shape
 from .shapes import Inference, PoolingLayer, infer
@@ -37,17 +38,8 @@ class Finding:
     formula: str | None = None
 
     def location(self) -> str:
-        loc = _at(self.file, self.line)
-        detail = ", ".join(
-            p
-            for p in (
-                self.op,
-                self.version,
-                f"id={self.layer_id}" if self.layer_id is not None else None,
-            )
-            if p
-        )
-        return f'{loc}: layer "{self.layer}" ({detail})'
+        layer_id = str(self.layer_id) if self.layer_id is not None else None
+        return str(Where(self.file, self.line, self.layer, layer_id, self.op, self.version))
 
     def to_json(self) -> dict[str, Any]:
         return {

@@ -132,6 +132,41 @@ def _parse_range(text: str) -> tuple[float, float]:
     return low, high
 
 
+def _add_input_options(p: Any, input_help: str) -> None:
+    """The options that choose a command's input arrays: files, or random ones."""
+    p.add_argument(
+        "-i", "--input", dest="inputs", action="append", metavar="[NAME=]FILE", help=input_help
+    )
+    p.add_argument("--seed", type=int, default=0, help="seed of random inputs (default 0)")
+    p.add_argument(
+        "--range", default="-1,1", metavar="LO,HI", help="range of random inputs (default -1,1)"
+    )
+    p.add_argument(
+        "--cast",
+        action="store_true",
+        help="convert inputs to the Parameter's element type instead of refusing",
+    )
+    p.add_argument(
+        "--max-elements",
+        type=int,
+        default=None,
+        metavar="N",
+        help="largest array to allocate (default 2^30 elements)",
+    )
+
+
+def _model_inputs(graph: Any, args: argparse.Namespace) -> dict[str, Any]:
+    """The arrays given with -i bound to the model's Parameters, or random ones."""
+    from .run import bind_inputs, parameters, random_inputs
+
+    inputs, _ = _input_specs(args.inputs, args.max_elements)
+    if not inputs:
+        low, high = _parse_range(args.range)
+        return random_inputs(graph, args.seed, low, high)
+    bound = bind_inputs(graph, inputs, args.cast)
+    return {la.name or la.label: bound[la.index] for la in parameters(graph)}
+
+
 def load_model(path: str) -> Any:
     """An IR file, fragments, or an ONNX model (by its .onnx suffix)."""
     from .frontends import ir_xml, onnx_model
@@ -226,14 +261,10 @@ def _add_run(sub: Any) -> None:
         ),
     )
     p.add_argument("model", metavar="MODEL", help="model.xml or model.onnx")
-    p.add_argument(
-        "-i",
-        "--input",
-        dest="inputs",
-        action="append",
-        metavar="[NAME=]FILE",
-        help="input array (.npy, or .npz holding several); NAME is a Parameter's "
-        "layer or tensor name; repeat for several Parameters",
+    _add_input_options(
+        p,
+        "input array (.npy, or .npz holding several); NAME is a Parameter's layer or tensor "
+        "name; repeat for several Parameters",
     )
     p.add_argument("-o", "--output", required=True, metavar="OUT.npz", help="file to write")
     p.add_argument("--layer", metavar="NAME", help="run only this pooling layer")
@@ -243,28 +274,12 @@ def _add_run(sub: Any) -> None:
         default=None,
         help="compute what this runtime would (default: openvino for IR layers)",
     )
-    p.add_argument("--seed", type=int, default=0, help="seed of random inputs (default 0)")
-    p.add_argument(
-        "--range", default="-1,1", metavar="LO,HI", help="range of random inputs (default -1,1)"
-    )
     p.add_argument(
         "--save-all",
         action="store_true",
         help="also save every intermediate tensor, keyed layername:port",
     )
-    p.add_argument(
-        "--cast",
-        action="store_true",
-        help="convert inputs to the Parameter's element type instead of refusing",
-    )
     p.add_argument("--force", action="store_true", help="replace an existing output file")
-    p.add_argument(
-        "--max-elements",
-        type=int,
-        default=None,
-        metavar="N",
-        help="largest array to allocate (default 2^30 elements)",
-    )
     p.set_defaults(func=_cmd_run)
 
 
@@ -356,20 +371,13 @@ def _add_explain(sub: Any) -> None:
 def _cmd_compare(args: argparse.Namespace) -> int:
     from .compare import compare_model, format_report, progress_bar, to_json
     from .oracles import openvino_rt
-    from .run import bind_inputs, parameters, random_inputs
 
     graph = load_model(args.model)
     if graph.format != "onnx":
         openvino_rt.load()
     if graph.fragment:
         raise UsageError(f"{args.model} holds layer fragments; compare needs a full net")
-    inputs, _ = _input_specs(args.inputs, args.max_elements)
-    if not inputs:
-        low, high = _parse_range(args.range)
-        inputs = random_inputs(graph, args.seed, low, high)
-    else:
-        bound = bind_inputs(graph, inputs, args.cast)
-        inputs = {la.name or la.label: bound[la.index] for la in parameters(graph)}
+    inputs = _model_inputs(graph, args)
     show = None
     if not args.json and args.progress != "off" and (args.progress == "on" or sys.stderr.isatty()):
         show = progress_bar()
@@ -406,14 +414,7 @@ def _add_compare(sub: Any) -> None:
         ),
     )
     p.add_argument("model", metavar="MODEL", help="model.xml or model.onnx")
-    p.add_argument(
-        "-i",
-        "--input",
-        dest="inputs",
-        action="append",
-        metavar="[NAME=]FILE",
-        help="input array (.npy or .npz); default: random from --seed and --range",
-    )
+    _add_input_options(p, "input array (.npy or .npz); default: random from --seed and --range")
     p.add_argument(
         "--layer",
         dest="layers",
@@ -437,21 +438,11 @@ def _add_compare(sub: Any) -> None:
     )
     p.add_argument("--json", action="store_true", help="print JSON (schema irpool.compare/1)")
     p.add_argument("--fail-fast", action="store_true", help="stop at the first differing layer")
-    p.add_argument("--seed", type=int, default=0, help="seed of random inputs (default 0)")
-    p.add_argument("--range", default="-1,1", metavar="LO,HI", help="range of random inputs")
-    p.add_argument("--cast", action="store_true", help="convert inputs to the Parameter types")
     p.add_argument(
         "--progress",
         choices=["auto", "on", "off"],
         default="auto",
         help="progress bar on stderr (auto: when stderr is a terminal)",
-    )
-    p.add_argument(
-        "--max-elements",
-        type=int,
-        default=None,
-        metavar="N",
-        help="largest array to allocate (default 2^30 elements)",
     )
     p.set_defaults(func=_cmd_compare)
 
@@ -463,19 +454,12 @@ def _cmd_convert_report(args: argparse.Namespace) -> int:
     from .convert_report import convert_report, format_report, to_json
     from .frontends import onnx_model
     from .oracles import openvino_rt
-    from .run import bind_inputs, parameters, random_inputs
 
     if not onnx_model.is_onnx_path(args.model):
         raise UsageError(f"{args.model}: convert-report takes an ONNX model (.onnx)")
     openvino_rt.load()
     graph = onnx_model.load(args.model)
-    inputs, _ = _input_specs(args.inputs, args.max_elements)
-    if not inputs:
-        low, high = _parse_range(args.range)
-        inputs = random_inputs(graph, args.seed, low, high)
-    else:
-        bound = bind_inputs(graph, inputs, args.cast)
-        inputs = {la.name or la.label: bound[la.index] for la in parameters(graph)}
+    inputs = _model_inputs(graph, args)
     report = convert_report(graph, inputs, args.atol, args.rtol)
     if args.json:
         _print_json(to_json(report))
@@ -497,14 +481,10 @@ def _add_convert_report(sub: Any) -> None:
         ),
     )
     p.add_argument("model", metavar="MODEL.onnx")
-    p.add_argument("-i", "--input", dest="inputs", action="append", metavar="[NAME=]FILE")
+    _add_input_options(p, "input array (.npy or .npz); default: random from --seed and --range")
     p.add_argument("--atol", type=float, default=1e-6, help="absolute tolerance (default 1e-6)")
     p.add_argument("--rtol", type=float, default=1e-5, help="relative tolerance (default 1e-5)")
     p.add_argument("--json", action="store_true", help="print JSON")
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--range", default="-1,1", metavar="LO,HI")
-    p.add_argument("--cast", action="store_true")
-    p.add_argument("--max-elements", type=int, default=None, metavar="N")
     p.set_defaults(func=_cmd_convert_report)
 
 

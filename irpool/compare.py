@@ -451,11 +451,18 @@ def format_report(report: CompareReport) -> str:
 
 
 def _json_value(v: Any) -> Any:
+    if isinstance(v, tuple):
+        return list(v)
     if isinstance(v, float) and not math.isfinite(v):
         return str(v)
     if isinstance(v, (np.floating, np.integer)):
         return _json_value(v.item())
     return v
+
+
+def outputs_json(outputs: Any) -> list[dict[str, Any]]:
+    """Per-output comparison records as JSON objects (non-finite numbers as strings)."""
+    return [{k: _json_value(v) for k, v in o.__dict__.items()} for o in outputs]
 
 
 def to_json(report: CompareReport) -> dict[str, Any]:
@@ -479,13 +486,7 @@ def to_json(report: CompareReport) -> dict[str, Any]:
                 "line": layer.line,
                 "passed": layer.passed,
                 "error": layer.error,
-                "outputs": [
-                    {
-                        k: _json_value(v) if not isinstance(v, tuple) else list(v)
-                        for k, v in o.__dict__.items()
-                    }
-                    for o in layer.outputs
-                ],
+                "outputs": outputs_json(layer.outputs),
                 "diagnosis": None
                 if layer.diagnosis is None
                 else {

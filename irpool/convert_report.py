@@ -181,7 +181,7 @@ def format_report(report: ConvertReport) -> str:
 
 
 def to_json(report: ConvertReport) -> dict[str, Any]:
-    from .compare import _json_value
+    from .compare import outputs_json
 
     return {
         "schema": SCHEMA,
@@ -199,13 +199,7 @@ def to_json(report: ConvertReport) -> dict[str, Any]:
                 "openvino_layer": n.openvino_layer,
                 "same": n.same,
                 "divergence": n.divergence,
-                "outputs": [
-                    {
-                        k: _json_value(v) if not isinstance(v, tuple) else list(v)
-                        for k, v in c.__dict__.items()
-                    }
-                    for c in n.outputs
-                ],
+                "outputs": outputs_json(n.outputs),
             }
             for n in report.nodes
         ],

@@ -19,18 +19,12 @@ from .errors import IrpoolError
 from .frontends.ir_xml import parse_text
 from .geometry import plan
 from .kernel import pool
+from .model import ELEMENT_TYPES
 from .ops import onnx as onnx_ops
 from .ops import torch as torch_ops
 from .shapes import infer
 
-ET = {
-    "float32": "f32",
-    "float16": "f16",
-    "int64": "i64",
-    "int32": "i32",
-    "uint8": "u8",
-    "int8": "i8",
-}
+ET = {numpy: short for short, numpy in ELEMENT_TYPES.items()}
 SYSTEMS = (("openvino", "OpenVINO"), ("onnxruntime", "onnxruntime"), ("torch", "PyTorch"))
 
 

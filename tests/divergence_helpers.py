@@ -10,18 +10,12 @@ from irpool.cases import Case, ir_net
 from irpool.frontends.ir_xml import parse_text
 from irpool.geometry import plan
 from irpool.kernel import pool
+from irpool.model import ELEMENT_TYPES
 from irpool.ops import onnx as onnx_ops
 from irpool.ops import torch as torch_ops
 from irpool.shapes import infer
 
-ET = {
-    "float32": "f32",
-    "float16": "f16",
-    "int64": "i64",
-    "int32": "i32",
-    "uint8": "u8",
-    "int8": "i8",
-}
+ET = {numpy: short for short, numpy in ELEMENT_TYPES.items()}
 
 
 def input_of(case: Case) -> np.ndarray:
