@@ -14,6 +14,7 @@ from typing import IO, Any
 import numpy as np
 import numpy.typing as npt
 
+from .env import env_int
 from .errors import InputError, LimitError, Where
 from .files import atomic_write
 from .frontends.safe_io import read_regular_file
@@ -33,13 +34,7 @@ MAX_NPY_BYTES = 1 << 36
 def max_elements(override: int | None = None) -> int:
     if override is not None:
         return override
-    raw = os.environ.get("IRPOOL_MAX_ELEMENTS")
-    if raw:
-        try:
-            return max(1, int(raw))
-        except ValueError:
-            pass
-    return DEFAULT_MAX_ELEMENTS
+    return env_int("IRPOOL_MAX_ELEMENTS", DEFAULT_MAX_ELEMENTS)
 
 
 def check_elements(
@@ -66,6 +61,9 @@ def bfloat16_dtype() -> np.dtype[Any]:
 
 
 def _read_npy(handle: IO[bytes], name: str, where: Where, limit: int | None) -> Array:
+    """One .npy stream; `name` prefixes messages about an .npz member ("" for a .npy file).
+    Only the bytes the header announces are read."""
+    label = f"member {name!r}: " if name else ""
     try:
         version = np.lib.format.read_magic(handle)
         if version == (1, 0):
@@ -74,19 +72,32 @@ def _read_npy(handle: IO[bytes], name: str, where: Where, limit: int | None) -> 
             shape, fortran, dtype = np.lib.format.read_array_header_2_0(handle)
         else:
             raise ValueError(f"unsupported .npy version {version}")
-    except ValueError as e:
-        raise InputError(f"{name}: not a readable .npy array ({e})", where) from None
+    except (ValueError, EOFError, zipfile.BadZipFile, OSError) as e:
+        raise InputError(f"{label}not a readable .npy array ({e})", where) from None
     if dtype.hasobject:
-        raise InputError(f"{name}: holds Python objects (pickled data); refused", where)
-    check_elements(tuple(shape), f"array {name!r}", limit, where)
+        raise InputError(f"{label}holds Python objects (pickled data); refused", where)
+    check_elements(
+        tuple(shape), f"array {name or os.path.basename(where.file or '')!r}", limit, where
+    )
     count = math.prod(shape)
-    data = handle.read(count * dtype.itemsize)
+    try:
+        data = handle.read(count * dtype.itemsize)
+        extra = handle.read(1)
+    except (zipfile.BadZipFile, OSError, EOFError) as e:
+        raise InputError(f"{label}unreadable ({e})", where) from None
     if len(data) != count * dtype.itemsize:
         raise InputError(
-            f"{name}: truncated array data ({len(data)} of {count * dtype.itemsize} bytes)", where
+            f"{label}truncated array data ({len(data)} of {count * dtype.itemsize} bytes)", where
+        )
+    if extra:
+        raise InputError(
+            f"{label}bytes follow the array data; expected exactly the "
+            f"{count * dtype.itemsize} bytes its header announces",
+            where,
         )
     array = np.frombuffer(data, dtype=dtype).reshape(shape, order="F" if fortran else "C")
-    return np.ascontiguousarray(array)
+    # native byte order and C layout; np.array keeps a 0-d array 0-d
+    return np.array(array, dtype=dtype.newbyteorder("="), order="C")
 
 
 def load_arrays(path: str, limit: int | None = None) -> dict[str, Array]:
@@ -95,13 +106,13 @@ def load_arrays(path: str, limit: int | None = None) -> dict[str, Array]:
     where = Where(file=path)
     data = read_regular_file(path, MAX_NPY_BYTES, what="input")
     if data.startswith(b"\x93NUMPY"):
-        return {"": _read_npy(io.BytesIO(data), os.path.basename(path), where, limit)}
+        return {"": _read_npy(io.BytesIO(data), "", where, limit)}
     if data.startswith(b"PK"):
-        return _load_npz(data, path, where, limit)
+        return _load_npz(data, where, limit)
     raise InputError("not a .npy or .npz file (no NUMPY or zip header)", where)
 
 
-def _load_npz(data: bytes, path: str, where: Where, limit: int | None) -> dict[str, Array]:
+def _load_npz(data: bytes, where: Where, limit: int | None) -> dict[str, Array]:
     try:
         archive = zipfile.ZipFile(io.BytesIO(data))
     except zipfile.BadZipFile as e:
@@ -111,20 +122,21 @@ def _load_npz(data: bytes, path: str, where: Where, limit: int | None) -> dict[s
     with archive:
         for info in archive.infolist():
             name = info.filename[:-4] if info.filename.endswith(".npy") else info.filename
-            if info.file_size > MAX_NPY_BYTES:
-                raise LimitError(f"member {name!r} is {info.file_size} bytes; refused", where)
             try:
+                # streamed: a member is inflated only as far as its header announces
                 with archive.open(info) as member:
-                    raw = member.read()
-            except (zipfile.BadZipFile, OSError, EOFError) as e:
+                    array = _read_npy(member, name, where, limit)
+            except (zipfile.BadZipFile, OSError, EOFError, RuntimeError) as e:
                 raise InputError(f"member {name!r} is unreadable ({e})", where) from None
             if name == DTYPES_KEY:
                 try:
-                    dtypes = json.loads(_read_npy(io.BytesIO(raw), name, where, limit).tobytes())
+                    dtypes = json.loads(array.tobytes())
                 except (ValueError, UnicodeDecodeError):
                     raise InputError(f"{DTYPES_KEY} entry is not valid JSON", where) from None
                 continue
-            arrays[name] = _read_npy(io.BytesIO(raw), name, where, limit)
+            arrays[name] = array
+    if not arrays:
+        raise InputError("the .npz archive holds no arrays", where)
     for name, dtype in dtypes.items():
         if dtype == "bfloat16" and name in arrays:
             arrays[name] = arrays[name].view(np.uint16).view(bfloat16_dtype())

@@ -377,13 +377,27 @@ def format_report(report: CheckReport, verbose: bool = False) -> str:
         listed = ", ".join(f"{t} x{n}" for t, n in sorted(unverified.items()))
         lines.append(f"  unverified (other layer types, taken as declared): {listed}")
     if report.findings:
-        places = len({(f.layer, f.layer_id, f.port) for f in report.findings})
-        lines.append(
-            f"{report.path}: {len(report.findings)} declared dim(s) disagree at {places} port(s)"
-        )
+        lines.append(f"{report.path}: {_summary(report.findings)}")
     else:
         lines.append(f"{report.path}: all declared shapes agree")
     return "\n".join(lines)
+
+
+def _summary(findings: list[Finding]) -> str:
+    """`4 declared dim(s) disagree at 2 port(s)`, and the other kinds of finding counted."""
+    dims = [f for f in findings if f.kind in ("output-dim", "rank", "parameter")]
+    parts = []
+    if dims:
+        places = len({(f.layer, f.layer_id, f.port) for f in dims})
+        parts.append(f"{len(dims)} declared dim(s) disagree at {places} port(s)")
+    others = Counter(f.kind for f in findings if f not in dims)
+    names = {
+        "type": "declared element type(s) disagree",
+        "edge": "edge(s) join ports that declare different dims",
+        "openvino": "declared shape(s) disagree with openvino",
+    }
+    parts.extend(f"{n} {names[kind]}" for kind, n in sorted(others.items()))
+    return "; ".join(parts)
 
 
 def _matches_openvino(declared: tuple[int, ...], shape: str) -> bool:

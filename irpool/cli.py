@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import sys
 from collections.abc import Callable, Sequence
@@ -127,9 +128,21 @@ def _parse_range(text: str) -> tuple[float, float]:
         low, high = (float(v) for v in text.split(","))
     except ValueError:
         raise UsageError(f"--range {text!r}: expected LO,HI such as -1,1") from None
+    if not (math.isfinite(low) and math.isfinite(high) and math.isfinite(high - low)):
+        raise UsageError(f"--range {text!r}: expected finite LO and HI less than 1e308 apart")
     if not low < high:
         raise UsageError(f"--range {text!r}: expected LO < HI")
     return low, high
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text!r}: expected an integer >= 1")
+    return value
 
 
 def _add_input_options(p: Any, input_help: str) -> None:
@@ -148,7 +161,7 @@ def _add_input_options(p: Any, input_help: str) -> None:
     )
     p.add_argument(
         "--max-elements",
-        type=int,
+        type=_positive_int,
         default=None,
         metavar="N",
         help="largest array to allocate (default 2^30 elements)",
@@ -177,7 +190,14 @@ def load_model(path: str) -> Any:
 def _cmd_run(args: argparse.Namespace) -> int:
     from .arrays import save_npz
     from .files import check_output
-    from .run import find_layer, layer_input_shape, random_inputs, run_graph, run_layer
+    from .run import (
+        find_layer,
+        layer_input_shape,
+        random_array,
+        random_inputs,
+        run_graph,
+        run_layer,
+    )
 
     limit = args.max_elements
     graph = load_model(args.model)
@@ -198,7 +218,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
 
             check_elements(shape, f'input of "{layer.label}"', limit)
             et = layer.inputs[0].element_type or "f32"
-            x = _random_array(shape, et, args.seed, low, high)
+            x = random_array(shape, et, args.seed, low, high)
             inputs = {"input": x}
         plan, outputs = run_layer(graph, args.layer, x, args.convention, args.cast, limit)
         plans = {layer.label: plan}
@@ -229,21 +249,6 @@ def _cmd_run(args: argparse.Namespace) -> int:
         + (f" and the random inputs to {inputs_path} (seed {args.seed})" if inputs_path else "")
     )
     return EXIT_OK
-
-
-def _random_array(
-    shape: tuple[int, ...], element_type: str, seed: int, low: float, high: float
-) -> Any:
-    import numpy as np
-
-    from .run import _numpy_dtype
-
-    dtype = _numpy_dtype(element_type)
-    values = np.random.default_rng(seed).uniform(low, high, size=shape)
-    if dtype.kind in "iu":
-        info = np.iinfo(dtype)
-        values = np.clip(np.round(values), info.min, info.max)
-    return values.astype(dtype)
 
 
 def _add_run(sub: Any) -> None:
@@ -519,7 +524,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     if getattr(args, "func", None) is None:
-        parser.print_help(sys.stderr)
+        parser.print_help(sys.stdout)
+        sys.stderr.write("irpool: a COMMAND is required; see the list above or irpool --help\n")
         return EXIT_INVALID
     try:
         code: int = args.func(args)

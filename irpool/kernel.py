@@ -35,6 +35,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from .env import env_int
 from .errors import InputError
 from .geometry import AxisPlan, PoolPlan
 
@@ -515,13 +516,7 @@ _EXECUTORS: dict[int, concurrent.futures.ThreadPoolExecutor] = {}
 def _threads(requested: int | None) -> int:
     if requested is not None:
         return max(1, requested)
-    raw = os.environ.get("IRPOOL_THREADS")
-    if raw:
-        try:
-            return max(1, int(raw))
-        except ValueError:
-            pass
-    return min(os.cpu_count() or 1, 8)
+    return env_int("IRPOOL_THREADS", min(os.cpu_count() or 1, 8))
 
 
 def _executor(workers: int) -> concurrent.futures.ThreadPoolExecutor:

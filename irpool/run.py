@@ -22,7 +22,13 @@ from .frontends.ir_writer import numpy_dtype_name
 from .geometry import PoolPlan, plan
 from .kernel import pool
 from .model import Graph, Layer, Shape, format_shape
-from .shapes import convention_of, infer_pooling, is_pooling, parameter_shape
+from .shapes import (
+    convention_of,
+    infer_pooling,
+    is_pooling,
+    parameter_shape,
+    require_output_dims,
+)
 
 Array = npt.NDArray[Any]
 
@@ -39,13 +45,17 @@ class RunResult:
     inputs: dict[str, Array] = field(default_factory=dict)
 
 
-def _numpy_dtype(element_type: str) -> np.dtype[Any]:
+def _numpy_dtype(element_type: str, where: Where | None = None) -> np.dtype[Any]:
     if element_type == "bf16":
         return bfloat16_dtype()
     try:
         return np.dtype(numpy_dtype_name(element_type))
     except KeyError:
-        raise InputError(f"element type {element_type} is not supported") from None
+        raise InputError(
+            f"element type {element_type} is not supported; irpool executes "
+            "f64, f32, f16, bf16, i64, i32, i8 and u8 tensors",
+            where,
+        ) from None
 
 
 def unsupported_layers(graph: Graph) -> list[Layer]:
@@ -76,7 +86,7 @@ def check_input(layer: Layer, array: Array, cast: bool, v10: bool = False) -> Ar
     """The input array for a Parameter, after dtype and shape checks (and --cast)."""
     where = layer.where()
     et = _element_type(layer)
-    want = _numpy_dtype(et)
+    want = _numpy_dtype(et, where)
     if v10 and want == np.float16 and array.dtype == np.float32:
         # openvino feeds f16 Parameters of IR v10 models from f32 inputs
         array = array.astype(np.float16)
@@ -128,7 +138,8 @@ def bind_inputs(
         if len(params) != 1:
             names = ", ".join(p.label for p in params)
             raise UsageError(
-                f"the model has {len(params)} Parameters ({names}); name each input as NAME=FILE"
+                f"the model has {len(params)} Parameters ({names}); name each input as NAME=FILE",
+                Where(file=graph.path),
             )
         bound[params[0].index] = check_input(params[0], given[""], cast, v10)
         return bound
@@ -138,13 +149,16 @@ def bind_inputs(
             known = ", ".join(sorted(k for k in given if k))
             raise UsageError(
                 f'no input for Parameter "{layer.label}" (names: '
-                f"{', '.join(parameter_names(layer))}); inputs given: {known or 'none'}"
+                f"{', '.join(parameter_names(layer))}); inputs given: {known or 'none'}",
+                layer.where(),
             )
         bound[layer.index] = check_input(layer, given.pop(match), cast, v10)
         for alias in parameter_names(layer):
             given.pop(alias, None)
     if given:
-        raise UsageError(f"inputs that match no Parameter: {', '.join(sorted(given))}")
+        raise UsageError(
+            f"inputs that match no Parameter: {', '.join(sorted(given))}", Where(file=graph.path)
+        )
     return bound
 
 
@@ -163,13 +177,32 @@ def random_inputs(
             )
         dims = tuple(d.lo for d in shape)
         check_elements(dims, f'input of "{layer.label}"', where=layer.where())
-        dtype = _numpy_dtype(_element_type(layer))
-        values = rng.uniform(low, high, size=dims)
-        if dtype.kind in "iu":
-            info = np.iinfo(dtype)
-            values = np.clip(np.round(values), info.min, info.max)
-        out[layer.label] = values.astype(dtype)
+        dtype = _numpy_dtype(_element_type(layer), layer.where())
+        out[layer.label] = _uniform(rng, low, high, dims, dtype)
     return out
+
+
+def _uniform(
+    rng: np.random.Generator, low: float, high: float, shape: tuple[int, ...], dtype: np.dtype[Any]
+) -> Array:
+    """Uniform values in [low, high) of a dtype: integers rounded, both clipped to its range."""
+    values = rng.uniform(low, high, size=shape)
+    if dtype.kind == "b":
+        return np.asarray(values >= (low + high) / 2)
+    if dtype.kind in "iu":
+        info = np.iinfo(dtype)
+        values = np.clip(np.round(values), info.min, info.max)
+    else:  # float16, float32, float64, bfloat16 (whose range is float32's, less a little)
+        big = float(np.finfo(dtype).max) if dtype.kind == "f" else 3.3895313892515355e38
+        values = np.clip(values, -big, big)
+    return np.asarray(values.astype(dtype))
+
+
+def random_array(
+    shape: tuple[int, ...], element_type: str, seed: int = 0, low: float = -1.0, high: float = 1.0
+) -> Array:
+    """One random input of an IR element type, as `random_inputs` draws them."""
+    return _uniform(np.random.default_rng(seed), low, high, shape, _numpy_dtype(element_type))
 
 
 def read_const(graph: Graph, layer: Layer) -> Array:
@@ -177,7 +210,7 @@ def read_const(graph: Graph, layer: Layer) -> Array:
     from .frontends.ir_xml import const_layout
 
     et, shape, offset, size = const_layout(graph, layer)
-    dtype = _numpy_dtype(et)
+    dtype = _numpy_dtype(et, layer.where())
     assert graph.weights_path is not None
     with open(graph.weights_path, "rb") as handle:
         handle.seek(offset)
@@ -219,9 +252,13 @@ def run_pooling(
     layer: Layer, x: Array, convention: str | None = None, limit: int | None = None
 ) -> tuple[PoolPlan, list[Array]]:
     """Run one pooling layer on x: its plan and outputs (values, and indices for MaxPool-8/14)."""
+    require_output_dims(layer)
     p = plan_layer(layer, tuple(x.shape), convention)
     check_elements(p.output_shape, f'output of "{layer.label}"', limit, layer.where())
-    values, indices = pool(x, p)
+    try:
+        values, indices = pool(x, p)
+    except IrpoolError as e:
+        raise e.at(layer.where()) from None
     return p, [values] + ([indices] if indices is not None else [])
 
 
@@ -276,6 +313,7 @@ def run_graph(
             target = layer.data.get("destination_type", "").strip()
             if not target:
                 raise IrParseError("Convert has no destination_type", layer.where())
+            _numpy_dtype(target, layer.where())
             outs = [convert(ins[0], target)]
         elif kind == "identity":
             outs = [ins[0]]

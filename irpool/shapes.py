@@ -97,6 +97,12 @@ def infer_pooling(layer: Layer, input_shape: Shape | None) -> PoolingLayer:
     selected = pooling_spec(layer)
     assert selected is not None
     spec, version_note = selected
+    if not layer.domain and len(layer.outputs) > spec.outputs:
+        raise IrParseError(
+            f"{spec.label} has {spec.outputs} output(s); the layer declares "
+            f"{len(layer.outputs)} output ports",
+            layer.where(layer.outputs[spec.outputs].line),
+        )
     rank = None if input_shape is None else len(input_shape)
     if layer.domain and input_shape is not None and layer.attrs.get("channels_last"):
         input_shape = (input_shape[0], input_shape[-1], *input_shape[1:-1])
@@ -158,6 +164,19 @@ def _interval_formula(params: PoolParams, i: int, n: Dim, rule: ShapeRule) -> st
     return " ".join(parts[:1]) + " " + "; ".join(parts[1:])
 
 
+def require_output_dims(layer: Layer) -> None:
+    """An IR rule: the output ports of a pooling layer declare their dims."""
+    if layer.domain:
+        return
+    for port in layer.outputs:
+        if port.dims is None:
+            raise IrParseError(
+                f"output port {port.id} of a pooling layer has no <dim>; expected one per "
+                "output dimension",
+                layer.where(port.line),
+            )
+
+
 def infer(graph: Graph, tensor_shapes: Mapping[str, tuple[int, ...]] | None = None) -> Inference:
     """Propagate shapes through a net (or each fragment on its own).  Layers of other types keep
     their declared output dims, or `tensor_shapes[tensor name]` where none are declared."""
@@ -165,14 +184,7 @@ def infer(graph: Graph, tensor_shapes: Mapping[str, tuple[int, ...]] | None = No
     index_of = {la.id: la.index for la in graph.layers if la.id is not None}
     for layer in graph.topological():
         if is_pooling(layer):
-            if not layer.domain:
-                for port in layer.outputs:
-                    if port.dims is None:
-                        raise IrParseError(
-                            f"output port {port.id} of a pooling layer has no <dim>; expected "
-                            "one per output dimension",
-                            layer.where(port.line),
-                        )
+            require_output_dims(layer)
             input_shape = _pooling_input(graph, layer, result, index_of)
             pl = infer_pooling(layer, input_shape)
             result.pooling.append(pl)

@@ -5,11 +5,13 @@ file names, nothing written that should not be, limits enforced before allocatin
 from __future__ import annotations
 
 import gzip
+import io
 import os
 import resource
 import subprocess
 import sys
 import time
+import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -51,7 +53,9 @@ class Outcome:
     seconds: float
 
 
-def cli(*args: str, timeout: float = 60, cwd: Path = ROOT) -> Outcome:
+def cli(
+    *args: str, timeout: float = 60, cwd: Path = ROOT, env: dict[str, str] | None = None
+) -> Outcome:
     started = time.monotonic()
     out = subprocess.run(
         [sys.executable, "-m", "irpool", *args],
@@ -59,6 +63,7 @@ def cli(*args: str, timeout: float = 60, cwd: Path = ROOT) -> Outcome:
         text=True,
         timeout=timeout,
         cwd=cwd,
+        env=None if env is None else {**os.environ, **env},
     )
     return Outcome(out.returncode, out.stdout, out.stderr, time.monotonic() - started)
 
@@ -470,6 +475,123 @@ def test_dtype_and_shape_checks(tmp_path: Path) -> None:
         str(tmp_path / "d.npz"),
     )
     assert o.code == 0, o.stderr
+
+
+def test_npz_members_are_streamed_and_exact(tmp_path: Path) -> None:
+    """A member is inflated only as far as its header announces: 200 MB of zeros behind a
+    64-byte array cost nothing, and are refused."""
+    header = io.BytesIO()
+    np.lib.format.write_array_header_1_0(
+        header, {"descr": "<f4", "fortran_order": False, "shape": (1, 1, 4, 4)}
+    )
+    bomb = tmp_path / "bomb.npz"
+    with zipfile.ZipFile(bomb, "w", zipfile.ZIP_DEFLATED) as archive:
+        archive.writestr("x.npy", header.getvalue() + bytes(200 * 1024 * 1024))
+    assert bomb.stat().st_size < 1024 * 1024
+    assert_refused(_run(tmp_path, bomb), "bytes follow the array data", where=str(bomb))
+    assert _max_child_rss_mb() < 600
+    empty = tmp_path / "e.npz"
+    np.savez(empty)
+    assert_refused(_run(tmp_path, empty), "holds no arrays", where=str(empty))
+
+
+def test_array_shapes_and_byte_order(tmp_path: Path) -> None:
+    scalar = tmp_path / "s.npy"
+    np.save(scalar, np.float32(1))
+    assert_refused(_run(tmp_path, scalar), "has shape []")
+    swapped = tmp_path / "b.npy"
+    np.save(swapped, np.arange(16, dtype=">f4").reshape(1, 1, 4, 4))
+    assert _run(tmp_path, swapped).code == 0  # the same numbers, other byte order
+    with np.load(tmp_path / "out.npz") as out:
+        assert out["out"].tolist() == [[[[2.5, 4.5], [10.5, 12.5]]]]
+
+
+def test_inputs_that_match_no_parameter_name_the_model(tmp_path: Path) -> None:
+    named = tmp_path / "n.npz"
+    np.savez(named, a=np.zeros((1, 1, 4, 4), np.float32), b=np.zeros(1, np.float32))
+    assert_refused(_run(tmp_path, named), 'no input for Parameter "x"', where="m.xml:4")
+
+
+@pytest.mark.parametrize(
+    "settings",
+    [
+        {"IRPOOL_MAX_ELEMENTS": "lots"},
+        {"IRPOOL_MAX_ELEMENTS": "0"},
+        {"IRPOOL_THREADS": "-2"},
+        {"IRPOOL_MAX_XML_BYTES": "1e6"},
+    ],
+)
+def test_bad_settings_are_refused(tmp_path: Path, settings: dict[str, str]) -> None:
+    o = cli("run", str(write(tmp_path, GOOD)), "-o", str(tmp_path / "o.npz"), env=settings)
+    assert_refused(o, *settings, "expected an integer >= 1")
+    assert not (tmp_path / "o.npz").exists()
+
+
+@pytest.mark.parametrize(
+    ("options", "word"),
+    [
+        (["--range=-inf,inf"], "finite"),
+        (["--range=1,nan"], "finite"),
+        (["--range", "2,1"], "LO < HI"),
+        (["--max-elements", "0"], ">= 1"),
+        (["--max-elements", "many"], "not an integer"),
+    ],
+)
+def test_bad_options_are_refused(tmp_path: Path, options: list[str], word: str) -> None:
+    o = cli("run", str(write(tmp_path, GOOD)), "-o", str(tmp_path / "o.npz"), *options)
+    assert_refused(o, word)
+
+
+def test_no_command_is_one_line(tmp_path: Path) -> None:
+    o = cli()
+    assert_refused(o, "COMMAND")
+    assert "check" in o.stdout  # the help goes to stdout
+
+
+RUN_RULES = {
+    "extra output port": (
+        lambda t: t.replace(
+            "<dim>2</dim></port></output>",
+            '<dim>2</dim></port><port id="2"><dim>1</dim></port></output>',
+            1,
+        ),
+        "declares 2 output ports",
+        ":11:",
+    ),
+    "no dims on run": (
+        lambda t: t.replace(
+            '<port id="1" precision="FP32"><dim>1</dim><dim>1</dim><dim>2</dim><dim>2</dim></port>',
+            '<port id="1" precision="FP32"/>',
+        ),
+        "no <dim>",
+        ":11:",
+    ),
+    "element type": (
+        lambda t: t.replace('element_type="f32"', 'element_type="string"'),
+        "element type string is not supported",
+        ':4: layer "x"',
+    ),
+    "bool pooling": (
+        lambda t: t.replace('element_type="f32"', 'element_type="boolean"'),
+        "not supported",
+        ':8: layer "pool1"',
+    ),
+}
+
+
+@pytest.mark.parametrize("rule", sorted(RUN_RULES))
+def test_run_refusals_name_the_place(tmp_path: Path, rule: str) -> None:
+    change, word, place = RUN_RULES[rule]
+    path = write(tmp_path, change(GOOD))
+    for command in (("run", "-o", str(tmp_path / "o.npz")), ("check",)):
+        o = cli(command[0], str(path), *command[1:])
+        if rule == "bool pooling" and command[0] == "check":
+            assert o.code == 1  # declared f32 output, inferred boolean: a finding
+            continue
+        if rule == "element type" and command[0] == "check":
+            continue  # a Parameter of any openvino type is valid IR; run cannot execute it
+        assert_refused(o, word, where=f"{path}{place}")
+    assert not (tmp_path / "o.npz").exists()
 
 
 # -- files written -----------------------------------------------------------------------------

@@ -8,6 +8,7 @@ import os
 import re
 import stat
 
+from ..env import env_int
 from ..errors import IrParseError, LimitError, Where
 
 DEFAULT_MAX_XML_BYTES = 512 * 1024 * 1024
@@ -24,13 +25,7 @@ _COMPRESSED = (
 
 
 def max_xml_bytes() -> int:
-    raw = os.environ.get("IRPOOL_MAX_XML_BYTES")
-    if raw is None:
-        return DEFAULT_MAX_XML_BYTES
-    try:
-        return max(1, int(raw))
-    except ValueError:
-        return DEFAULT_MAX_XML_BYTES
+    return env_int("IRPOOL_MAX_XML_BYTES", DEFAULT_MAX_XML_BYTES)
 
 
 def _kind(mode: int) -> str:
