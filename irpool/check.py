@@ -417,9 +417,10 @@ def _matches_openvino(declared: tuple[int, ...], shape: str) -> bool:
 def add_openvino_findings(report: CheckReport) -> None:
     """Ask openvino for every layer's output shapes and add a finding for each declared
     output port that disagrees (openvino's own reader never reports them)."""
-    from .oracles import openvino_rt
+    from .oracles import openvino_rt, refusals
 
-    shapes = openvino_rt.output_shapes(report.path)
+    with refusals("openvino", report.path):
+        shapes = openvino_rt.output_shapes(report.path)
     for layer in report.graph.layers:
         if layer.name is None or layer.name not in shapes:
             continue

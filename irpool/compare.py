@@ -23,7 +23,7 @@ from .errors import IrpoolError
 from .geometry import PoolPlan, plan
 from .kernel import empty_windows, pool
 from .model import Graph, format_shape
-from .oracles import openvino_rt
+from .oracles import openvino_rt, refusals
 from .shapes import PoolingLayer, infer
 
 Array = npt.NDArray[Any]
@@ -308,7 +308,8 @@ def compare_model(
         probed, missing = _probe_onnx(graph, pooling, inputs)
         oracle = f"onnxruntime {onnxruntime_rt.load()[1].__version__} CPU"
     else:
-        probed, missing = openvino_rt.probe_layers(graph.path, names, inputs, precision)
+        with refusals("openvino", graph.path):
+            probed, missing = openvino_rt.probe_layers(graph.path, names, inputs, precision)
         oracle = f"openvino {openvino_rt.version()} CPU, INFERENCE_PRECISION_HINT={precision}"
     cv = convention or ("onnx" if onnx_graph else "openvino")
     report = CompareReport(
@@ -384,7 +385,8 @@ def _probe_onnx(
         for port in (*pl.layer.inputs, *pl.layer.outputs):
             if port.names and port.names[0] and port.names[0] not in graph.initializers:
                 wanted.append(port.names[0])
-    tensors = onnxruntime_rt.probe_tensors(model, wanted, inputs)
+    with refusals("onnxruntime", graph.path):
+        tensors = onnxruntime_rt.probe_tensors(model, wanted, inputs)
 
     def value(name: str) -> Array:
         if name in graph.initializers:

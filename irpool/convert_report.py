@@ -19,7 +19,7 @@ import numpy.typing as npt
 from .compare import OutputComparison, compare_arrays
 from .frontends import onnx_model
 from .model import Graph
-from .oracles import openvino_rt
+from .oracles import openvino_rt, refusals
 from .run import run_graph
 from .shapes import infer
 
@@ -102,7 +102,8 @@ def convert_report(
 ) -> ConvertReport:
     """Convert the ONNX model with openvino and compare every pooling node."""
     ov = openvino_rt.load()
-    converted = ov.convert_model(graph.path)
+    with refusals("openvino", graph.path):
+        converted = ov.convert_model(graph.path)
     by_tensor: dict[str, Any] = {}
     for op in converted.get_ordered_ops():
         for out in op.outputs():
@@ -123,13 +124,14 @@ def convert_report(
     for i, result in enumerate(converted.get_results()):
         src = result.input(0).get_source_output()
         keys.setdefault((src.get_node().get_friendly_name(), src.get_index()), i)
-    compiled = openvino_rt.compile_model(converted)
-    request = compiled.create_infer_request()
-    for param in converted.get_parameters():
-        aliases = {param.get_friendly_name(), *param.output(0).get_names()}
-        key = next(n for n in aliases if n in inputs)
-        request.set_tensor(param.output(0), openvino_rt.to_tensor(inputs[key]))
-    request.infer()
+    with refusals("openvino", graph.path):
+        compiled = openvino_rt.compile_model(converted)
+        request = compiled.create_infer_request()
+        for param in converted.get_parameters():
+            aliases = {param.get_friendly_name(), *param.output(0).get_names()}
+            key = next(n for n in aliases if n in inputs)
+            request.set_tensor(param.output(0), openvino_rt.to_tensor(inputs[key]))
+        request.infer()
     report = ConvertReport(graph.path, openvino_rt.version(), [])
     for pl, names, outs in plan_nodes:
         layer = pl.layer

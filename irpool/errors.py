@@ -109,6 +109,10 @@ class OracleMissing(IrpoolError):
     exit_code = 3
 
 
+class OracleRefused(IrpoolError):
+    """An oracle runtime refused a model irpool accepted (its reason is in the message)."""
+
+
 def where_replace(where: Where | None, **changes: object) -> Where:
     """A copy of `where` (or of an empty place) with some fields changed."""
     return replace(where or Where(), **changes)  # type: ignore[arg-type]

@@ -14,6 +14,7 @@ import time
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
+from types import ModuleType
 
 import numpy as np
 import pytest
@@ -634,3 +635,15 @@ def test_failed_run_leaves_no_output(tmp_path: Path) -> None:
     o = cli("run", str(model), "-o", str(tmp_path / "o.npz"))
     assert_refused(o, "opset99")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["m.xml"]
+
+
+@pytest.mark.oracle
+def test_a_model_openvino_refuses_is_one_line(tmp_path: Path, ov: ModuleType) -> None:
+    """irpool reads auto_pad="notset" as explicit; openvino's reader refuses it (measured)."""
+    path = write(
+        tmp_path, GOOD.replace('exclude-pad="true"', 'exclude-pad="true" auto_pad="notset"')
+    )
+    assert cli("check", str(path)).code == 0
+    for command in (("compare",), ("check", "--openvino")):
+        o = cli(*command, str(path))
+        assert_refused(o, "openvino refused the model", "notset", where=str(path))
