@@ -1067,7 +1067,12 @@ def model_cases(
             from .oracles import openvino_rt
 
             runtime = openvino_rt.version()
-            inputs = random_inputs(graph, seed)
+            try:
+                inputs = random_inputs(graph, seed)
+            except UsageError as e:
+                raise UsageError(
+                    f"{path}: {e.message.split('; ')[0]}; --from needs static model inputs"
+                ) from None
             try:
                 found, missing = openvino_rt.probe_layers(
                     path, [la.name or la.label for la in layers], inputs

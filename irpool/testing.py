@@ -118,18 +118,19 @@ def cases(
     divergence: str | None = None,
     select: Callable[[FixtureCase], bool] | None = None,
 ) -> list[FixtureCase]:
-    """The cases of a fixtures folder in manifest order, optionally only those with a status
-    (e.g. "confirmed"), an op ("AvgPool"), a divergence key ("D1"), or a predicate."""
+    """The cases of a fixtures folder in manifest order (by name when there is no complete
+    manifest), optionally only those with a status (e.g. "confirmed"), an op ("AvgPool"), a
+    divergence key ("D1"), or a predicate."""
     root = os.fspath(folder)
     index_path = os.path.join(root, "index.json")
     entries: list[Mapping[str, Any]] = []
     if os.path.exists(index_path):
         entries = list(_read_json(index_path).get("cases", []))
-    else:
+    if not entries:  # no manifest, or one of a run still writing: the complete folders
         entries = [
             {"name": e}
             for e in sorted(os.listdir(root))
-            if os.path.isfile(os.path.join(root, e, "meta.json"))
+            if not e.startswith(".") and os.path.isfile(os.path.join(root, e, "meta.json"))
         ]
     wanted = {status} if isinstance(status, str) else set(status) if status else None
     out = []
