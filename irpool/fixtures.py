@@ -1057,7 +1057,7 @@ def model_cases(
     for layer in layers:
         if not ov_ops.is_pooling(layer.type):
             raise UsageError(
-                f'layer "{layer.label}" is a {layer.type}; --layer takes pooling layers '
+                f'layer "{layer.label}" is of type {layer.type}; --layer takes pooling layers '
                 f"(AvgPool, MaxPool): {', '.join(la.label for la in pooling) or 'none'}"
             )
     real: dict[str, list[Array]] = {}
@@ -1404,6 +1404,8 @@ def plan_cases(
     seed: int,
 ) -> tuple[list[FixtureSpec], list[tuple[str, str]], Settings]:
     """The cases a command line asks for (one of preset, grid, model) and their settings."""
+    if seed < 0:
+        raise UsageError(f"--seed {seed}: expected an integer >= 0")
     chosen = [x for x in (preset, grid, model) if x is not None]
     if len(chosen) > 1:
         raise UsageError("--preset, --grid and --from exclude each other; choose one")

@@ -709,6 +709,9 @@ def test_grid_and_preset_exclude_each_other(tmp_path: Path) -> None:
     assert out.returncode == 2 and "not allowed with" in out.stderr
     with pytest.raises(UsageError, match="--layer needs --from"):
         fx.plan_cases(None, None, None, ["n17"], 0)
+    negative = irpool("fixtures", str(tmp_path / "n"), "--seed", "-1")
+    assert negative.returncode == 2 and "--seed -1" in negative.stderr
+    assert not (tmp_path / "n").exists()
 
 
 # -- real models ----------------------------------------------------------------------------------
@@ -870,3 +873,15 @@ def test_cases_of_an_unfinished_set_are_its_complete_folders(
     first = cases(smoke_set)[0].name
     shutil.copytree(out / first, out / f".irpool-tmp-{first}-1")  # a folder still being written
     assert [c.name for c in cases(out)] == sorted(c.name for c in cases(smoke_set))
+
+
+def test_generated_models_declare_the_shapes_openvino_infers(
+    corners_set: Path, full_set: Path
+) -> None:
+    from irpool.check import check_file
+
+    for case in cases(corners_set) + cases(full_set):
+        report = check_file(case.model_path)
+        assert report.ok, case.name
+        notes = [n for r in report.layers for n in r.pooling.notes]
+        assert not [n for n in notes if "warning" in n], (case.name, notes)
