@@ -13,7 +13,10 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .frontends.ir_writer import NetBuilder
 
 NAN = math.nan
 F32_LOWEST = -3.4028234663852886e38
@@ -617,20 +620,29 @@ CASES: tuple[Case, ...] = (
 def ir_net(layer: IrLayer, shape: tuple[int, ...], element_type: str, name: str = "pool") -> str:
     """IR text of a one-layer net: Parameter "x" -> the layer -> Result "values" (and Result
     "indices" for MaxPool-8/14)."""
+    return ir_builder(layer, shape, element_type, name).xml()
+
+
+def ir_builder(
+    layer: IrLayer, shape: tuple[int, ...], element_type: str, name: str = "pool"
+) -> NetBuilder:
+    """The builder of `ir_net`; the layer's output tensors are named like their Results."""
     from .frontends.ir_writer import NetBuilder
 
     net = NetBuilder(f"case_{name}")
     x = net.parameter("x", shape, element_type)
     dims = output_dims(layer, shape)
     outputs: list[tuple[Any, str]] = [(dims, element_type)]
+    names = [("values",)]
     two = layer.type == "MaxPool" and layer.opset >= 8
     if two:
         outputs.append((dims, layer.data.get("index_element_type", "i64")))
-    refs = net.op(layer.type, f"opset{layer.opset}", name, layer.data, [x], outputs)
+        names.append(("indices",))
+    refs = net.op(layer.type, f"opset{layer.opset}", name, layer.data, [x], outputs, names)
     net.result("values", refs[0])
     if two:
         net.result("indices", refs[1])
-    return net.xml()
+    return net
 
 
 def output_dims(layer: IrLayer, shape: tuple[int, ...]) -> tuple[int, ...]:

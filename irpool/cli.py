@@ -168,6 +168,24 @@ def _add_input_options(p: Any, input_help: str) -> None:
     )
 
 
+def _add_progress_option(p: Any) -> None:
+    p.add_argument(
+        "--progress",
+        choices=["auto", "on", "off"],
+        default="auto",
+        help="progress bar on stderr (auto: when stderr is a terminal)",
+    )
+
+
+def _progress(args: argparse.Namespace) -> Callable[..., None] | None:
+    """The progress callback --progress asks for (auto: only when stderr is a terminal)."""
+    from .compare import progress_bar
+
+    if args.progress == "on" or (args.progress == "auto" and sys.stderr.isatty()):
+        return progress_bar()
+    return None
+
+
 def _model_inputs(graph: Any, args: argparse.Namespace) -> dict[str, Any]:
     """The arrays given with -i bound to the model's Parameters, or random ones."""
     from .run import bind_inputs, parameters, random_inputs
@@ -374,7 +392,7 @@ def _add_explain(sub: Any) -> None:
 
 
 def _cmd_compare(args: argparse.Namespace) -> int:
-    from .compare import compare_model, format_report, progress_bar, to_json
+    from .compare import compare_model, format_report, to_json
     from .oracles import openvino_rt
 
     graph = load_model(args.model)
@@ -383,9 +401,7 @@ def _cmd_compare(args: argparse.Namespace) -> int:
     if graph.fragment:
         raise UsageError(f"{args.model} holds layer fragments; compare needs a full net")
     inputs = _model_inputs(graph, args)
-    show = None
-    if not args.json and args.progress != "off" and (args.progress == "on" or sys.stderr.isatty()):
-        show = progress_bar()
+    show = None if args.json else _progress(args)
     report = compare_model(
         graph,
         inputs,
@@ -443,12 +459,7 @@ def _add_compare(sub: Any) -> None:
     )
     p.add_argument("--json", action="store_true", help="print JSON (schema irpool.compare/1)")
     p.add_argument("--fail-fast", action="store_true", help="stop at the first differing layer")
-    p.add_argument(
-        "--progress",
-        choices=["auto", "on", "off"],
-        default="auto",
-        help="progress bar on stderr (auto: when stderr is a terminal)",
-    )
+    _add_progress_option(p)
     p.set_defaults(func=_cmd_compare)
 
 
@@ -493,6 +504,85 @@ def _add_convert_report(sub: Any) -> None:
     p.set_defaults(func=_cmd_convert_report)
 
 
+# -- fixtures ----------------------------------------------------------------------------------
+
+
+def _cmd_fixtures(args: argparse.Namespace) -> int:
+    from .fixtures import format_summary, generate, plan_cases
+
+    if args.verify:
+        from .oracles import openvino_rt
+
+        openvino_rt.load()
+    cases, skipped, settings = plan_cases(
+        args.preset, args.grid, args.from_model, args.layers, args.seed
+    )
+    show = _progress(args)
+    report = generate(
+        args.outdir, cases, settings, skipped, args.force, args.resume, args.verify, show
+    )
+    print(format_summary(report))
+    unexplained = [s for s in report.statuses if s.status != "confirmed" and not s.known]
+    return EXIT_FINDING if unexplained else EXIT_OK
+
+
+def _add_fixtures(sub: Any) -> None:
+    p = sub.add_parser(
+        "fixtures",
+        help="write golden test cases: models, inputs, expected outputs, manifest",
+        description=(
+            "Write one folder per pooling case into OUTDIR (model.xml, input.npy, "
+            "expected.npz, meta.json) and an index.json manifest; format in docs/fixtures.md. "
+            "OUTDIR is created if its parent exists; a non-empty OUTDIR is refused unless "
+            "--resume or --force. Exit 0 ok, 1 when --verify finds a case openvino disagrees "
+            "with for a reason that is not a known refusal, 2 invalid input, 3 openvino is "
+            "not installed (--verify)."
+        ),
+    )
+    p.add_argument("outdir", metavar="OUTDIR")
+    source = p.add_mutually_exclusive_group()
+    source.add_argument(
+        "--preset",
+        choices=["smoke", "corners", "full"],
+        default=None,
+        help="smoke: one case per op version; corners: every named divergence and the spec "
+        "examples; full: versions x ranks x attributes x element types (default smoke)",
+    )
+    source.add_argument("--grid", metavar="FILE.toml", help="a sweep of your own (TOML)")
+    source.add_argument(
+        "--from",
+        dest="from_model",
+        metavar="MODEL.xml",
+        help="standalone cases of the pooling layers of a real model",
+    )
+    p.add_argument(
+        "--layer",
+        dest="layers",
+        action="append",
+        metavar="NAME",
+        help="with --from: the layer to extract (repeatable; default every pooling layer)",
+    )
+    p.add_argument("--seed", type=int, default=0, help="seed of the random inputs (default 0)")
+    p.add_argument(
+        "--verify",
+        action="store_true",
+        help="run every case on openvino's CPU plugin and mark it confirmed or diverges",
+    )
+    mode = p.add_mutually_exclusive_group()
+    mode.add_argument(
+        "--force",
+        action="store_true",
+        help="write into a non-empty OUTDIR (case folders of the same name are replaced)",
+    )
+    mode.add_argument(
+        "--resume",
+        action="store_true",
+        help="complete an interrupted run: keep its finished cases, write the rest",
+    )
+    _add_progress_option(p)
+    p.set_defaults(func=_cmd_fixtures)
+
+
 # -- main --------------------------------------------------------------------------------------
 
 
@@ -517,6 +607,7 @@ COMMANDS: list[Callable[[Any], None]] = [
     _add_explain,
     _add_compare,
     _add_convert_report,
+    _add_fixtures,
 ]
 
 

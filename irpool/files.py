@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import stat
 import tempfile
 from collections.abc import Callable, Iterable, Iterator
 from typing import IO
@@ -46,6 +47,16 @@ def check_output(path: str, force: bool = False, protected: Iterable[str] = ()) 
         raise OutputError("output path exists and is not a regular file; refusing", where)
 
 
+def _process_umask() -> int:
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+UMASK = _process_umask()
+"""The umask, read once at import (reading it means setting it, which threads must not race)."""
+
+
 @contextlib.contextmanager
 def atomic_open(path: str, mode: str = "wb") -> Iterator[IO[bytes]]:
     """A temporary file beside `path`, renamed onto it when the block ends without error and
@@ -56,6 +67,13 @@ def atomic_open(path: str, mode: str = "wb") -> Iterator[IO[bytes]]:
         with os.fdopen(fd, mode) as handle:
             yield handle
             handle.flush()
+            # mkstemp makes the file private: give it the mode a plain open() would, or keep
+            # the mode of the file it replaces
+            try:
+                keep = stat.S_IMODE(os.stat(path).st_mode)
+            except OSError:
+                keep = 0o666 & ~UMASK
+            os.fchmod(handle.fileno(), keep)
             os.fsync(handle.fileno())
         os.replace(tmp, path)
     except BaseException:

@@ -647,3 +647,17 @@ def test_a_model_openvino_refuses_is_one_line(tmp_path: Path, ov: ModuleType) ->
     for command in (("compare",), ("check", "--openvino")):
         o = cli(*command, str(path))
         assert_refused(o, "openvino refused the model", "notset", where=str(path))
+
+
+def test_outputs_get_ordinary_permissions(tmp_path: Path) -> None:
+    """Written through a private temp file, an output still ends with the mode open() gives it
+    (0666 less the umask); a file replaced with --force keeps its mode."""
+    model = write(tmp_path, GOOD)
+    out = tmp_path / "o.npz"
+    mask = os.umask(0o022)
+    os.umask(mask)
+    assert cli("run", str(model), "-o", str(out)).code == 0
+    assert out.stat().st_mode & 0o777 == 0o666 & ~mask
+    out.chmod(0o640)
+    assert cli("run", str(model), "-o", str(out), "--force").code == 0
+    assert out.stat().st_mode & 0o777 == 0o640
