@@ -97,11 +97,12 @@ def _cast(out: np.ndarray, dtype: np.dtype[Any], compute: np.dtype[Any]) -> np.n
             min(max(float(q), -F32_MAX), F32_MAX) if not math.isnan(q) else q for q in out.ravel()
         ]
         return np.array(flat, dtype=np.float64).reshape(out.shape)
-    return (
-        np.array([compute.type(q) for q in out.ravel()], dtype=compute)
-        .astype(dtype)
-        .reshape(out.shape)
-    )
+    with np.errstate(over="ignore"):  # float32 sums above float16's range become inf
+        return (
+            np.array([compute.type(q) for q in out.ravel()], dtype=compute)
+            .astype(dtype)
+            .reshape(out.shape)
+        )
 
 
 def _mean(plane, inside, taps, starts, plan: PoolPlan, dtype) -> Any:

@@ -99,6 +99,7 @@ def _squeezenet_like(torch: ModuleType) -> object:
     ).eval()
 
 
+@pytest.mark.filterwarnings("ignore:`torch.jit.trace:DeprecationWarning")
 def test_pytorch_front_end_ceil_mode(ov: ModuleType, torch: ModuleType, tmp_path: Path) -> None:
     net = _squeezenet_like(torch)
     example = torch.rand(1, 3, 61, 61)
