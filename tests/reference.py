@@ -108,8 +108,9 @@ def _cast(out: np.ndarray, dtype: np.dtype[Any], compute: np.dtype[Any]) -> np.n
 def _mean(plane, inside, taps, starts, plan: PoolPlan, dtype) -> Any:
     if dtype.kind == "f":
         total = dtype.type(0)
-        for p in inside:
-            total = dtype.type(total + plane[p])
+        with np.errstate(over="ignore"):  # a float32 sum may overflow to inf (openvino's too)
+            for p in inside:
+                total = dtype.type(total + plane[p])
     elif plan.int_mean == "trunc":
         total = 0
         for p in inside:  # 64-bit accumulator that wraps, as PyTorch's int64 kernel
