@@ -41,7 +41,7 @@ from .files import UMASK, atomic_write_text
 from .frontends.ir_writer import NetBuilder, int_list, ordered_data
 from .frontends.ir_xml import load, parse_text
 from .geometry import PoolParams, PoolPlan, same_pads
-from .kernel import empty_windows
+from .kernel import bfloat16, empty_windows
 from .model import element_type_of_numpy
 from .ops import openvino as ov_ops
 from .run import _numpy_dtype, run_graph
@@ -1394,6 +1394,9 @@ def _sha256_of(path: str) -> str:
     return hashlib.sha256(read_regular_file(path, 1 << 34, what="model")).hexdigest()
 
 
+NO_BFLOAT16 = "bfloat16 needs ml_dtypes, which is not installed; pip install 'irpool[bf16]'"
+
+
 def plan_cases(
     preset: str | None,
     grid: str | None,
@@ -1409,11 +1412,11 @@ def plan_cases(
         raise UsageError("--preset, --grid and --from exclude each other; choose one")
     if layers and model is None:
         raise UsageError("--layer needs --from MODEL.xml")
+    skipped: list[tuple[str, str]] = []
     if grid is not None:
         cases, skipped, digest = grid_cases(grid)
         settings = Settings("grid", seed, grid=os.path.basename(grid), grid_sha256=digest)
-        return cases, skipped, settings
-    if model is not None:
+    elif model is not None:
         cases = model_cases(model, layers, seed)
         settings = Settings(
             "model",
@@ -1422,9 +1425,14 @@ def plan_cases(
             model_sha256=_sha256_of(model),
             layers=tuple(layers or ()),
         )
-        return cases, [], settings
-    name = preset or "smoke"
-    return preset_cases(name), [], Settings("preset", seed, preset=name)
+    else:
+        name = preset or "smoke"
+        cases, settings = preset_cases(name), Settings("preset", seed, preset=name)
+    if bfloat16() is None:
+        # bfloat16 arrays need ml_dtypes, an optional dependency: leave those cases out, say so
+        skipped += [(c.name, NO_BFLOAT16) for c in cases if c.element_type == "bf16"]
+        cases = [c for c in cases if c.element_type != "bf16"]
+    return cases, skipped, settings
 
 
 def _entry(meta: Mapping[str, Any], status: CaseStatus | None) -> dict[str, Any]:
@@ -1645,7 +1653,10 @@ def format_summary(report: Report) -> str:
         f"{report.seconds:.2f} s"
     ]
     if report.skipped:
-        lines.append(f"{len(report.skipped)} grid combinations skipped (listed in {INDEX})")
+        lines.append(f"{len(report.skipped)} cases skipped (listed in {INDEX})")
+        no_bf16 = sum(reason == NO_BFLOAT16 for _, reason in report.skipped)
+        if no_bf16:
+            lines.append(f"  {no_bf16} of them bfloat16: {NO_BFLOAT16}")
     if index["verification"]:
         v = index["verification"]
         lines.append(

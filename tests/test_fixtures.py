@@ -885,3 +885,22 @@ def test_generated_models_declare_the_shapes_openvino_infers(
         assert report.ok, case.name
         notes = [n for r in report.layers for n in r.pooling.notes]
         assert not [n for n in notes if "warning" in n], (case.name, notes)
+
+
+def test_without_ml_dtypes_bfloat16_cases_are_skipped_and_said(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A core install (numpy and lxml only) still writes every other case."""
+    monkeypatch.setattr(fx, "bfloat16", lambda: None)
+    cases, skipped, _ = fx.plan_cases("smoke", None, None, None, 0)
+    everything = fx.preset_cases("smoke")
+    bf16 = [c.name for c in everything if c.element_type == "bf16"]
+    assert bf16, "the smoke preset is expected to hold a bfloat16 case"
+    assert [name for name, _ in skipped] == bf16
+    assert all(c.element_type != "bf16" for c in cases)
+    assert len(cases) == len(everything) - len(bf16)
+    assert cli.main(["fixtures", str(tmp_path / "out"), "--progress", "off"]) == 0
+    printed = capsys.readouterr().out
+    assert f"{len(bf16)} cases skipped" in printed and "irpool[bf16]" in printed
+    index = json.loads((tmp_path / "out" / "index.json").read_text())
+    assert [s["name"] for s in index["skipped"]] == bf16
