@@ -47,7 +47,10 @@ class RunResult:
 
 def _numpy_dtype(element_type: str, where: Where | None = None) -> np.dtype[Any]:
     if element_type == "bf16":
-        return bfloat16_dtype()
+        try:
+            return bfloat16_dtype()
+        except IrpoolError as e:
+            raise e.at(where) from None
     try:
         return np.dtype(numpy_dtype_name(element_type))
     except KeyError:
