@@ -8,7 +8,7 @@ from typing import Any, Literal
 import numpy as np
 import numpy.typing as npt
 
-from .check import CheckReport, check_graph
+from .check import CheckReport, check_file, check_graph
 from .explain import LayerReport, explain_graph
 from .frontends.ir_xml import load as load_ir
 from .geometry import PoolParams, plan
@@ -20,8 +20,11 @@ Array = npt.NDArray[Any]
 
 
 def load(path: str) -> Graph:
-    """Read an OpenVINO IR (`model.xml`, IR v10/v11) or a file of `<layer>` fragments."""
-    return load_ir(path)
+    """Read an OpenVINO IR (`model.xml`, IR v10/v11), a file of `<layer>` fragments, or an
+    ONNX model (by its `.onnx` suffix; needs the `onnx` extra)."""
+    from .frontends import onnx_model
+
+    return onnx_model.load(path) if onnx_model.is_onnx_path(path) else load_ir(path)
 
 
 def _graph(model: str | Graph) -> Graph:
@@ -32,7 +35,9 @@ def check(model: str | Graph) -> CheckReport:
     """Infer every pooling layer's output shape and compare each declared `<dim>` with it.
 
     `report.ok` is True when everything agrees; `report.findings` lists the disagreements."""
-    return check_graph(_graph(model))
+    if isinstance(model, str):
+        return check_file(model)
+    return check_graph(model)
 
 
 def run(

@@ -8,6 +8,7 @@ import json
 import math
 import os
 import zipfile
+import zlib
 from collections.abc import Mapping
 from typing import IO, Any
 
@@ -72,7 +73,7 @@ def _read_npy(handle: IO[bytes], name: str, where: Where, limit: int | None) -> 
             shape, fortran, dtype = np.lib.format.read_array_header_2_0(handle)
         else:
             raise ValueError(f"unsupported .npy version {version}")
-    except (ValueError, EOFError, zipfile.BadZipFile, OSError) as e:
+    except (ValueError, EOFError, zipfile.BadZipFile, OSError, zlib.error) as e:
         raise InputError(f"{label}not a readable .npy array ({e})", where) from None
     if dtype.hasobject:
         raise InputError(f"{label}holds Python objects (pickled data); refused", where)
@@ -83,7 +84,7 @@ def _read_npy(handle: IO[bytes], name: str, where: Where, limit: int | None) -> 
     try:
         data = handle.read(count * dtype.itemsize)
         extra = handle.read(1)
-    except (zipfile.BadZipFile, OSError, EOFError) as e:
+    except (zipfile.BadZipFile, OSError, EOFError, zlib.error) as e:
         raise InputError(f"{label}unreadable ({e})", where) from None
     if len(data) != count * dtype.itemsize:
         raise InputError(
@@ -126,21 +127,47 @@ def _load_npz(data: bytes, where: Where, limit: int | None) -> dict[str, Array]:
                 # streamed: a member is inflated only as far as its header announces
                 with archive.open(info) as member:
                     array = _read_npy(member, name, where, limit)
-            except (zipfile.BadZipFile, OSError, EOFError, RuntimeError) as e:
+            except (
+                zipfile.BadZipFile,
+                OSError,
+                EOFError,
+                RuntimeError,
+                NotImplementedError,
+                zlib.error,
+            ) as e:
                 raise InputError(f"member {name!r} is unreadable ({e})", where) from None
             if name == DTYPES_KEY:
-                try:
-                    dtypes = json.loads(array.tobytes())
-                except (ValueError, UnicodeDecodeError):
-                    raise InputError(f"{DTYPES_KEY} entry is not valid JSON", where) from None
+                dtypes = _dtype_record(array, where)
                 continue
             arrays[name] = array
     if not arrays:
         raise InputError("the .npz archive holds no arrays", where)
     for name, dtype in dtypes.items():
-        if dtype == "bfloat16" and name in arrays:
-            arrays[name] = arrays[name].view(np.uint16).view(bfloat16_dtype())
+        if dtype != "bfloat16" or name not in arrays:
+            continue
+        if arrays[name].dtype.itemsize != 2:
+            raise InputError(
+                f"{DTYPES_KEY} marks {name!r} as bfloat16, but it holds "
+                f"{arrays[name].dtype} values; expected 16-bit patterns",
+                where,
+            )
+        arrays[name] = arrays[name].view(np.uint16).view(bfloat16_dtype())
     return arrays
+
+
+def _dtype_record(array: Array, where: Where) -> dict[str, str]:
+    """The {array name: dtype name} record irpool writes beside arrays numpy cannot type."""
+    try:
+        record = json.loads(array.tobytes())
+    except (ValueError, UnicodeDecodeError):
+        record = None
+    if not isinstance(record, dict) or not all(
+        isinstance(k, str) and isinstance(v, str) for k, v in record.items()
+    ):
+        raise InputError(
+            f"{DTYPES_KEY} entry is not a JSON object of array names to dtype names", where
+        )
+    return record
 
 
 def _storable(array: Array) -> tuple[Array, str | None]:

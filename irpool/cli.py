@@ -135,14 +135,22 @@ def _parse_range(text: str) -> tuple[float, float]:
     return low, high
 
 
-def _positive_int(text: str) -> int:
+def _int_at_least(text: str, least: int) -> int:
     try:
         value = int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{text!r}: expected an integer >= 1")
+    if value < least:
+        raise argparse.ArgumentTypeError(f"{text!r}: expected an integer >= {least}")
     return value
+
+
+def _positive_int(text: str) -> int:
+    return _int_at_least(text, 1)
+
+
+def _natural(text: str) -> int:
+    return _int_at_least(text, 0)
 
 
 def _add_input_options(p: Any, input_help: str) -> None:
@@ -150,7 +158,7 @@ def _add_input_options(p: Any, input_help: str) -> None:
     p.add_argument(
         "-i", "--input", dest="inputs", action="append", metavar="[NAME=]FILE", help=input_help
     )
-    p.add_argument("--seed", type=int, default=0, help="seed of random inputs (default 0)")
+    p.add_argument("--seed", type=_natural, default=0, help="seed of random inputs (default 0)")
     p.add_argument(
         "--range", default="-1,1", metavar="LO,HI", help="range of random inputs (default -1,1)"
     )
@@ -193,16 +201,16 @@ def _model_inputs(graph: Any, args: argparse.Namespace) -> dict[str, Any]:
     inputs, _ = _input_specs(args.inputs, args.max_elements)
     if not inputs:
         low, high = _parse_range(args.range)
-        return random_inputs(graph, args.seed, low, high)
+        return random_inputs(graph, args.seed, low, high, args.max_elements)
     bound = bind_inputs(graph, inputs, args.cast)
     return {la.name or la.label: bound[la.index] for la in parameters(graph)}
 
 
 def load_model(path: str) -> Any:
     """An IR file, fragments, or an ONNX model (by its .onnx suffix)."""
-    from .frontends import ir_xml, onnx_model
+    from .api import load
 
-    return onnx_model.load(path) if onnx_model.is_onnx_path(path) else ir_xml.load(path)
+    return load(path)
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
@@ -234,7 +242,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
             shape = layer_input_shape(graph, layer)
             from .arrays import check_elements
 
-            check_elements(shape, f'input of "{layer.label}"', limit)
+            check_elements(shape, f'input of "{layer.label}"', limit, layer.where())
             et = layer.inputs[0].element_type or "f32"
             x = random_array(shape, et, args.seed, low, high)
             inputs = {"input": x}
@@ -243,7 +251,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
         tensors: dict[str, Any] = {}
     else:
         if not inputs:
-            inputs = random_inputs(graph, args.seed, low, high)
+            inputs = random_inputs(graph, args.seed, low, high, limit)
         result = run_graph(graph, inputs, args.convention, args.cast, limit)
         outputs, plans, tensors = result.outputs, result.plans, result.tensors
     if not input_paths:
@@ -449,7 +457,7 @@ def _add_compare(sub: Any) -> None:
         "--convention",
         choices=["openvino", "onnx", "torch"],
         default=None,
-        help="what irpool computes (default openvino)",
+        help="what irpool computes (default: openvino for IR, onnx for ONNX models)",
     )
     p.add_argument(
         "--precision",
@@ -562,7 +570,7 @@ def _add_fixtures(sub: Any) -> None:
         metavar="NAME",
         help="with --from: the layer to extract (repeatable; default every pooling layer)",
     )
-    p.add_argument("--seed", type=int, default=0, help="seed of the random inputs (default 0)")
+    p.add_argument("--seed", type=_natural, default=0, help="seed of the random inputs (default 0)")
     p.add_argument(
         "--verify",
         action="store_true",

@@ -335,8 +335,8 @@ def compare_model(
             if pl.spec.family == "QLinearAveragePool":
                 from .run import run_qlinear
 
-                used = plan(pl.params, tuple(d.lo for d in pl.input_shape or ()), cv)
-                got = [run_qlinear(pl.layer, list(ins), cv)]
+                used, q = run_qlinear(pl.layer, list(ins), cv)
+                got = [q]
             else:
                 used, got = _values_of(pl, ins[0], cv)
         except IrpoolError as e:

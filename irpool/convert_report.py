@@ -13,11 +13,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-import numpy as np
 import numpy.typing as npt
 
 from .compare import OutputComparison, compare_arrays
-from .frontends import onnx_model
 from .model import Graph
 from .oracles import openvino_rt, refusals
 from .run import run_graph
@@ -206,14 +204,3 @@ def to_json(report: ConvertReport) -> dict[str, Any]:
             for n in report.nodes
         ],
     }
-
-
-def load_onnx_graph(path: str) -> Graph:
-    return onnx_model.load(path)
-
-
-def example_inputs(graph: Graph, seed: int, low: float, high: float) -> dict[str, Array]:
-    from .run import random_inputs
-
-    values = random_inputs(graph, seed, low, high)
-    return {k: np.asarray(v) for k, v in values.items()}

@@ -7,7 +7,7 @@ knows the file, line and layer, attaches a `Where` with `IrpoolError.at`.  The C
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 
 @dataclass(frozen=True)
@@ -111,8 +111,3 @@ class OracleMissing(IrpoolError):
 
 class OracleRefused(IrpoolError):
     """An oracle runtime refused a model irpool accepted (its reason is in the message)."""
-
-
-def where_replace(where: Where | None, **changes: object) -> Where:
-    """A copy of `where` (or of an empty place) with some fields changed."""
-    return replace(where or Where(), **changes)  # type: ignore[arg-type]

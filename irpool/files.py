@@ -62,7 +62,10 @@ def atomic_open(path: str, mode: str = "wb") -> Iterator[IO[bytes]]:
     """A temporary file beside `path`, renamed onto it when the block ends without error and
     removed otherwise, so that `path` is never half-written."""
     folder = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix=".irpool-", suffix=".tmp", dir=folder)
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=".irpool-", suffix=".tmp", dir=folder)
+    except OSError as e:
+        raise OutputError(f"cannot write in {folder}: {e.strerror}", Where(file=path)) from None
     try:
         with os.fdopen(fd, mode) as handle:
             yield handle
@@ -76,6 +79,10 @@ def atomic_open(path: str, mode: str = "wb") -> Iterator[IO[bytes]]:
             os.fchmod(handle.fileno(), keep)
             os.fsync(handle.fileno())
         os.replace(tmp, path)
+    except OSError as e:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise OutputError(f"cannot write the output: {e.strerror or e}", Where(file=path)) from None
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(tmp)

@@ -745,12 +745,6 @@ def _float_to_int(result: Array, dtype: np.dtype[Any]) -> Array:
     return np.clip(result, info.min, info.max)
 
 
-def _run_taps(acc: Array, chunk: Array, taps: _Taps, op: Callable[..., Any]) -> None:
-    for o, s in zip(taps.out, taps.src, strict=True):
-        view = acc[o]
-        op(view, chunk[s], out=view)
-
-
 @lru_cache(maxsize=64)
 def _divisor_cached(plan: PoolPlan) -> Array | float:
     return divisor(plan)

@@ -34,10 +34,6 @@ class Dim:
     def is_static(self) -> bool:
         return self.hi is not None and self.lo == self.hi
 
-    @property
-    def is_dynamic(self) -> bool:
-        return self.lo == 0 and self.hi is None
-
     def contains(self, n: int) -> bool:
         return n >= self.lo and (self.hi is None or n <= self.hi)
 
@@ -121,7 +117,34 @@ def parse_shape(text: str) -> Shape | None:
     return tuple(parse_dim(p) for p in t.split(","))
 
 
-# Element types: IR short names (element_type), legacy port precisions, numpy names.
+# Element types.  ELEMENT_BITS: every type an IR may name, with its width in bits (a Const of
+# it needs ceil(count * bits / 8) bytes); ELEMENT_TYPES: those numpy can hold, and as what.
+ELEMENT_BITS: Mapping[str, int] = {
+    "f64": 64,
+    "f32": 32,
+    "f16": 16,
+    "bf16": 16,
+    "i64": 64,
+    "i32": 32,
+    "i16": 16,
+    "i8": 8,
+    "u64": 64,
+    "u32": 32,
+    "u16": 16,
+    "u8": 8,
+    "boolean": 8,
+    "i4": 4,
+    "u4": 4,
+    "nf4": 4,
+    "u1": 1,
+    "u2": 2,
+    "u3": 3,
+    "u6": 6,
+    "f8e4m3": 8,
+    "f8e5m2": 8,
+    "f8e8m0": 8,
+    "f4e2m1": 4,
+}
 ELEMENT_TYPES: Mapping[str, str] = {
     "f64": "float64",
     "f32": "float32",
@@ -137,19 +160,15 @@ ELEMENT_TYPES: Mapping[str, str] = {
     "u8": "uint8",
     "boolean": "bool",
 }
+OTHER_TYPES = ("string", "dynamic")
+"""Types a port may name that have no fixed width."""
+
+# legacy port precisions: the short name in capitals (FP32 for the float types, BOOL)
 PRECISIONS: Mapping[str, str] = {
-    "FP64": "f64",
-    "FP32": "f32",
-    "FP16": "f16",
+    **{et.upper(): et for et in ELEMENT_BITS if not et.startswith("f")},
+    **{f"FP{et[1:]}": et for et in ("f64", "f32", "f16")},
+    **{et.upper(): et for et in ELEMENT_BITS if et.startswith("f") and len(et) > 3},
     "BF16": "bf16",
-    "I64": "i64",
-    "I32": "i32",
-    "I16": "i16",
-    "I8": "i8",
-    "U64": "u64",
-    "U32": "u32",
-    "U16": "u16",
-    "U8": "u8",
     "BOOL": "boolean",
 }
 _NUMPY_TO_ET = {v: k for k, v in ELEMENT_TYPES.items()}
@@ -158,11 +177,11 @@ _NUMPY_TO_ET = {v: k for k, v in ELEMENT_TYPES.items()}
 def normalize_element_type(text: str) -> str | None:
     """The IR short name (`f32`) for an element_type or precision spelling, or None if unknown."""
     t = text.strip()
-    if t in ELEMENT_TYPES:
+    if t in ELEMENT_BITS or t in OTHER_TYPES:
         return t
     if t.upper() in PRECISIONS:
         return PRECISIONS[t.upper()]
-    if t.lower() in ELEMENT_TYPES:
+    if t.lower() in ELEMENT_BITS or t.lower() in OTHER_TYPES:
         return t.lower()
     if t.lower() == "bool":
         return "boolean"
@@ -263,9 +282,6 @@ class Graph:
     def producer(self, layer_id: int, port_id: int) -> Edge | None:
         """The edge feeding input port `port_id` of layer `layer_id`, if any."""
         return self._inputs_index().get((layer_id, port_id))
-
-    def consumers(self, layer_id: int, port_id: int) -> list[Edge]:
-        return [e for e in self.edges if e.from_layer == layer_id and e.from_port == port_id]
 
     def _inputs_index(self) -> dict[tuple[int, int], Edge]:
         cache: dict[tuple[int, int], Edge] | None = getattr(self, "_in_cache", None)

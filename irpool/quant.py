@@ -18,7 +18,7 @@ import numpy as np
 import numpy.typing as npt
 
 from .errors import InputError
-from .geometry import PoolParams, plan
+from .geometry import PoolParams, PoolPlan, plan
 from .kernel import pool
 
 Array = npt.NDArray[Any]
@@ -31,6 +31,15 @@ def _scalar(value: Array | float | int | None, name: str, default: float | int) 
     if arr.size != 1:
         raise InputError(f"{name} has {arr.size} values; QLinearAveragePool takes one per tensor")
     return arr.reshape(()).item()
+
+
+def qlinear_plan(
+    shape: tuple[int, ...], params: PoolParams, channels_last: bool, convention: str = "onnx"
+) -> PoolPlan:
+    """The plan of the float pooling inside QLinearAveragePool, for an input of `shape`
+    (N, H, W, C when channels_last)."""
+    nchw = (shape[0], shape[-1], *shape[1:-1]) if channels_last and len(shape) > 2 else shape
+    return plan(params, tuple(nchw), convention)
 
 
 def qlinear_average_pool(
@@ -47,12 +56,13 @@ def qlinear_average_pool(
     if x.dtype not in (np.uint8, np.int8):
         raise InputError(f"QLinearAveragePool takes uint8 or int8 input, not {x.dtype}")
     data = np.moveaxis(x, -1, 1) if channels_last else x
+    used = qlinear_plan(tuple(x.shape), params, channels_last, convention)
     zero_x = np.int32(_scalar(x_zero_point, "x_zero_point", 0))
     zero_y = np.float32(_scalar(y_zero_point, "y_zero_point", 0))
     scale_x = np.float32(_scalar(x_scale, "x_scale", 1.0))
     scale_y = np.float32(_scalar(y_scale, "y_scale", 1.0))
     real = (data.astype(np.int32) - zero_x).astype(np.float32) * scale_x
-    values, _ = pool(real, plan(params, tuple(real.shape), convention))
+    values, _ = pool(real, used)
     with np.errstate(invalid="ignore", divide="ignore"):
         quantized = np.rint(values / scale_y + zero_y)
     info = np.iinfo(x.dtype)

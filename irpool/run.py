@@ -17,16 +17,26 @@ import numpy.typing as npt
 
 from . import conventions as conv
 from .arrays import bfloat16_dtype, check_elements
-from .errors import InputError, IrParseError, IrpoolError, ShapeError, UsageError, Where
+from .errors import (
+    InputError,
+    IrParseError,
+    IrpoolError,
+    ShapeError,
+    SpecError,
+    UsageError,
+    Where,
+)
 from .frontends.ir_writer import numpy_dtype_name
+from .frontends.safe_io import read_range
 from .geometry import PoolPlan, plan
 from .kernel import pool
-from .model import Graph, Layer, Shape, format_shape
+from .model import Graph, Layer, Shape, element_type_of_numpy, format_shape
 from .shapes import (
     convention_of,
     infer_pooling,
     is_pooling,
     parameter_shape,
+    pooling_spec,
     require_output_dims,
 )
 
@@ -166,7 +176,7 @@ def bind_inputs(
 
 
 def random_inputs(
-    graph: Graph, seed: int = 0, low: float = -1.0, high: float = 1.0
+    graph: Graph, seed: int = 0, low: float = -1.0, high: float = 1.0, limit: int | None = None
 ) -> dict[str, Array]:
     """Random inputs for every Parameter (uniform in [low, high); integers rounded)."""
     rng = np.random.default_rng(seed)
@@ -176,10 +186,11 @@ def random_inputs(
         if shape is None or not all(d.is_static for d in shape):
             raise UsageError(
                 f'Parameter "{layer.label}" has a dynamic shape {format_shape(shape)}; give its '
-                "input with -i"
+                "input with -i",
+                layer.where(),
             )
         dims = tuple(d.lo for d in shape)
-        check_elements(dims, f'input of "{layer.label}"', where=layer.where())
+        check_elements(dims, f'input of "{layer.label}"', limit, layer.where())
         dtype = _numpy_dtype(_element_type(layer), layer.where())
         out[layer.label] = _uniform(rng, low, high, dims, dtype)
     return out
@@ -215,9 +226,10 @@ def read_const(graph: Graph, layer: Layer) -> Array:
     et, shape, offset, size = const_layout(graph, layer)
     dtype = _numpy_dtype(et, layer.where())
     assert graph.weights_path is not None
-    with open(graph.weights_path, "rb") as handle:
-        handle.seek(offset)
-        data = handle.read(size)
+    try:
+        data = read_range(graph.weights_path, offset, size, "weights")
+    except IrpoolError as e:
+        raise e.at(layer.where()) from None
     count = math.prod(shape)
     values: Array = np.frombuffer(data[: count * dtype.itemsize], dtype=dtype)
     return np.asarray(values.reshape(shape).copy())
@@ -251,11 +263,26 @@ def _static_dims(shape: tuple[int, ...]) -> Shape:
     return tuple(Dim.of(n) for n in shape)
 
 
+def _check_dtype(layer: Layer, x: Array) -> None:
+    """The op version's row says which element types it takes (ONNX AveragePool: floats)."""
+    selected = pooling_spec(layer)
+    if selected is None or not selected[0].dtypes:
+        return
+    spec = selected[0]
+    et = element_type_of_numpy(x.dtype.name)
+    if et not in spec.dtypes:
+        raise SpecError(
+            f"{spec.label} takes {', '.join(spec.dtypes)} inputs, not {x.dtype.name}",
+            layer.where(),
+        )
+
+
 def run_pooling(
     layer: Layer, x: Array, convention: str | None = None, limit: int | None = None
 ) -> tuple[PoolPlan, list[Array]]:
     """Run one pooling layer on x: its plan and outputs (values, and indices for MaxPool-8/14)."""
     require_output_dims(layer)
+    _check_dtype(layer, x)
     p = plan_layer(layer, tuple(x.shape), convention)
     check_elements(p.output_shape, f'output of "{layer.label}"', limit, layer.where())
     try:
@@ -307,6 +334,8 @@ def run_graph(
             else:
                 optional.append(None)  # an omitted optional ONNX input
         ins = [a for a in optional if a is not None]
+        if kind not in ("parameter", "const") and not ins:
+            raise IrParseError(f"{layer.type} has no connected input", layer.where())
         if kind == "parameter":
             outs = [bound[layer.index]]
             result.inputs[layer.label] = bound[layer.index]
@@ -323,7 +352,9 @@ def run_graph(
         elif kind in ("squeeze", "unsqueeze"):
             outs = [_squeeze(layer, kind, ins)]
         elif layer.type == "QLinearAveragePool":
-            outs = [run_qlinear(layer, optional, convention)]
+            p, q = run_qlinear(layer, optional, convention)
+            result.plans[layer.label] = p
+            outs = [q]
         elif kind == "result":
             name = layer.name or layer.label
             result.outputs[name] = v10_output(ins[0]) if graph.ir_version == 10 else ins[0]
@@ -355,25 +386,45 @@ def _squeeze(layer: Layer, kind: str, ins: list[Array]) -> Array:
     return np.asarray(np.squeeze(x, axis=tuple(int(a) % x.ndim for a in raw)))
 
 
-def run_qlinear(layer: Layer, ins: list[Array | None], convention: str | None) -> Array:
-    """com.microsoft QLinearAveragePool: X, x_scale, x_zero_point, y_scale, y_zero_point."""
-    from .quant import qlinear_average_pool
+def run_qlinear(
+    layer: Layer, ins: list[Array | None], convention: str | None
+) -> tuple[PoolPlan, Array]:
+    """com.microsoft QLinearAveragePool (X, x_scale, x_zero_point, y_scale, y_zero_point): the
+    plan of its float pooling and its output."""
+    from .quant import qlinear_average_pool, qlinear_plan
 
     padded = list(ins) + [None] * (5 - len(ins))
     x, x_scale, x_zp, y_scale, y_zp = padded[:5]
     if x is None or x_scale is None or y_scale is None:
         raise UsageError("QLinearAveragePool needs X, x_scale and y_scale", layer.where())
-    pl = infer_pooling(layer, _static_dims(tuple(x.shape)))
-    return qlinear_average_pool(
-        x,
-        x_scale,
-        x_zp,
-        y_scale,
-        y_zp,
-        pl.params,
-        bool(layer.attrs.get("channels_last")),
-        convention or "onnx",
-    )
+    channels_last = bool(layer.attrs.get("channels_last"))
+    cv = convention or "onnx"
+    try:
+        pl = infer_pooling(layer, _static_dims(tuple(x.shape)))
+        used = qlinear_plan(tuple(x.shape), pl.params, channels_last, cv)
+        out = qlinear_average_pool(x, x_scale, x_zp, y_scale, y_zp, pl.params, channels_last, cv)
+    except IrpoolError as e:
+        raise e.at(layer.where()) from None
+    return used, out
+
+
+def _constant_inputs(graph: Graph, layer: Layer, x: Array) -> list[Array | None]:
+    """x, then the layer's other inputs where they are constants (ONNX initializers); a
+    computed one cannot be had without running the model."""
+    ins: list[Array | None] = [x]
+    for port in layer.inputs[1:]:
+        name = port.names[0] if port.names else ""
+        if not name:
+            ins.append(None)  # an omitted optional input
+        elif name in graph.initializers:
+            ins.append(np.asarray(graph.initializers[name]))
+        else:
+            raise UsageError(
+                f'input "{name}" of {layer.type} is computed, not a constant; --layer needs its '
+                "constant inputs: run the whole model, or compare it",
+                layer.where(),
+            )
+    return ins
 
 
 def find_layer(graph: Graph, name: str) -> Layer:
@@ -383,7 +434,8 @@ def find_layer(graph: Graph, name: str) -> Layer:
             return layer
     pooling = [la.label for la in graph.layers if is_pooling(la)]
     raise UsageError(
-        f'{graph.path} has no layer named "{name}"; pooling layers: {", ".join(pooling) or "none"}'
+        f'no layer named "{name}"; pooling layers: {", ".join(pooling) or "none"}',
+        Where(file=graph.path),
     )
 
 
@@ -399,7 +451,9 @@ def run_layer(
     layer = find_layer(graph, name)
     if not is_pooling(layer):
         raise UsageError(
-            f'layer "{name}" is a {layer.type}; --layer runs pooling layers (AvgPool, MaxPool)'
+            f"the layer is a {layer.type}; --layer runs pooling layers (AvgPool, MaxPool, "
+            "AveragePool, QLinearAveragePool)",
+            layer.where(),
         )
     if layer.inputs and layer.inputs[0].element_type:
         want = _numpy_dtype(layer.inputs[0].element_type)
@@ -414,6 +468,9 @@ def run_layer(
                     f"{layer.inputs[0].element_type} ({want.name}); pass --cast to convert it",
                     layer.where(),
                 )
+    if layer.type == "QLinearAveragePool":
+        p, q = run_qlinear(layer, _constant_inputs(graph, layer, x), convention)
+        return p, {"output0": q}
     p, outs = run_pooling(layer, x, convention, limit)
     return p, {f"output{i}": a for i, a in enumerate(outs)}
 
@@ -425,7 +482,7 @@ def layer_input_shape(graph: Graph, layer: Layer) -> tuple[int, ...]:
     if graph.fragment:
         dims = layer.inputs[0].dims if layer.inputs else None
         if dims is None or any(d < 0 for d in dims):
-            raise UsageError(f'layer "{layer.label}" has no static input dims; give -i')
+            raise UsageError("the layer has no static input dims; give -i", layer.where())
         return tuple(dims)
     inference = infer(graph)
     for pl in inference.pooling:
@@ -433,7 +490,7 @@ def layer_input_shape(graph: Graph, layer: Layer) -> tuple[int, ...]:
             shape = pl.input_shape
             if shape is None or not all(d.is_static for d in shape):
                 raise UsageError(
-                    f'layer "{layer.label}" has a dynamic input {format_shape(shape)}; give -i'
+                    f"the layer has a dynamic input {format_shape(shape)}; give -i", layer.where()
                 )
             return tuple(d.lo for d in shape)
-    raise ShapeError(f'layer "{layer.label}" is not a pooling layer')
+    raise ShapeError("the layer is not a pooling layer", layer.where())

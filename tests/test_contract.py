@@ -413,6 +413,32 @@ def test_const_rules(tmp_path: Path) -> None:
     _const_net(tmp_path)
     (tmp_path / "c.bin").unlink()
     assert_refused(cli("check", str(tmp_path / "c.xml")), "does not exist")
+    (tmp_path / "c.bin").mkdir()  # a .bin that is not a regular file is not read
+    for command in (("check",), ("run", "-o", str(tmp_path / "o.npz"))):
+        o = cli(command[0], str(tmp_path / "c.xml"), *command[1:])
+        assert_refused(o, "weights path is a directory", where=f"{tmp_path / 'c.xml'}:4")
+
+
+def test_every_openvino_element_type_is_read(tmp_path: Path) -> None:
+    """Weight-compressed models hold u4/i4/nf4/f8 Consts: valid IR, which check reads."""
+    const = (
+        '<layer id="9" name="w" type="Const" version="opset1">'
+        '<data element_type="{et}" shape="4" offset="0" size="{size}"/>'
+        '<output><port id="0" precision="{prec}"><dim>4</dim></port></output></layer>\n'
+        "  </layers>"
+    )
+    for et, prec, size in (
+        ("u4", "U4", 2),
+        ("i4", "I4", 2),
+        ("nf4", "NF4", 2),
+        ("f8e4m3", "F8E4M3", 4),
+        ("u1", "U1", 1),
+    ):
+        text = GOOD.replace("  </layers>", const.format(et=et, prec=prec, size=size))
+        path = write(tmp_path, text, f"{et}.xml")
+        (tmp_path / f"{et}.bin").write_bytes(bytes(size))
+        o = cli("check", str(path))
+        assert o.code == 0, (et, o.stderr)
 
 
 # -- arrays ------------------------------------------------------------------------------------
@@ -496,6 +522,53 @@ def test_npz_members_are_streamed_and_exact(tmp_path: Path) -> None:
     assert_refused(_run(tmp_path, empty), "holds no arrays", where=str(empty))
 
 
+def test_damaged_npz_archives(tmp_path: Path) -> None:
+    good = io.BytesIO()
+    np.lib.format.write_array(good, np.zeros((1, 1, 4, 4), np.float32))
+    corrupt = tmp_path / "corrupt.npz"
+    with zipfile.ZipFile(corrupt, "w", zipfile.ZIP_DEFLATED) as archive:
+        archive.writestr("x.npy", good.getvalue())
+    raw = bytearray(corrupt.read_bytes())
+    start = raw.index(b"x.npy") + len("x.npy")  # the deflated data follows the local header
+    raw[start + 8 : start + 24] = bytes(range(200, 216))
+    corrupt.write_bytes(bytes(raw))
+    assert_refused(_run(tmp_path, corrupt), "member 'x'", where=str(corrupt))
+    for record, word in (
+        (b'["x"]', "not a JSON object"),
+        (b'{"x": "bfloat16"}', "16-bit"),  # float32 values marked bfloat16
+    ):
+        marked = tmp_path / "marked.npz"
+        np.savez(
+            marked,
+            x=np.zeros((1, 1, 4, 4), np.float32),
+            __irpool_dtypes__=np.frombuffer(record, np.uint8),
+        )
+        assert_refused(_run(tmp_path, marked, "--force"), word, where=str(marked))
+
+
+def test_layers_without_their_input(tmp_path: Path) -> None:
+    text = GOOD.replace(
+        '<input><port id="0"><dim>1</dim><dim>1</dim><dim>2</dim><dim>2</dim></port></input>', ""
+    ).replace('<edge from-layer="1" from-port="1" to-layer="2" to-port="0"/>', "")
+    path = write(tmp_path, text)
+    o = cli("run", str(path), "-o", str(tmp_path / "o.npz"))
+    assert_refused(o, "Result has no connected input", where=f'{path}:13: layer "out"')
+
+
+def test_unwritable_output_folder(tmp_path: Path) -> None:
+    o = cli("run", str(write(tmp_path, GOOD)), "-o", "/proc/irpool-test.npz")
+    assert_refused(o, "cannot write", where="/proc/irpool-test.npz")
+
+
+def test_limits_and_seeds_for_random_inputs(tmp_path: Path) -> None:
+    model = str(write(tmp_path, GOOD))
+    o = cli("run", model, "-o", str(tmp_path / "o.npz"), "--max-elements", "15")
+    assert_refused(o, "16 elements, above the limit of 15", where=f"{model}:4")
+    o = cli("run", model, "-o", str(tmp_path / "o.npz"), "--seed", "-1")
+    assert_refused(o, "--seed", ">= 0")
+    assert not (tmp_path / "o.npz").exists()
+
+
 def test_array_shapes_and_byte_order(tmp_path: Path) -> None:
     scalar = tmp_path / "s.npy"
     np.save(scalar, np.float32(1))
@@ -574,7 +647,7 @@ RUN_RULES = {
     ),
     "bool pooling": (
         lambda t: t.replace('element_type="f32"', 'element_type="boolean"'),
-        "not supported",
+        "AvgPool-1 takes f64, f32, f16, bf16, i8, u8, i32, i64 inputs, not bool",
         ':8: layer "pool1"',
     ),
 }

@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+from irpool.frontends import onnx_model
 from irpool.frontends.onnx_model import to_graph
 from irpool.ops import onnx as onnx_ops
 from irpool.oracles import onnx_reference, onnxruntime_rt
@@ -379,3 +380,109 @@ def test_convert_report_names_the_divergence(
     out = irpool("convert-report", path, *extra)
     assert out.returncode == 1, out.stdout + out.stderr
     assert f"{case}:" in out.stdout
+
+
+def _ort_outputs(model_path: str, feeds: dict[str, np.ndarray]) -> list[np.ndarray]:
+    import onnxruntime
+
+    session = onnxruntime.InferenceSession(model_path, providers=["CPUExecutionProvider"])
+    return [np.asarray(a) for a in session.run(None, feeds)]
+
+
+def test_qlinear_layer_alone_matches_onnxruntime(
+    onnx: ModuleType, ort: ModuleType, tmp_path: Path
+) -> None:
+    """`run --layer` on a QLinearAveragePool node uses its constant scales and zero points."""
+    model = str(ROOT / "fixtures" / "divergences" / "d10b_qlinear.onnx")
+    graph = onnx_model.load(model)
+    (param,) = [la for la in graph.layers if la.type == "Parameter"]
+    x = np.random.default_rng(3).integers(0, 256, size=(1, 1, 9), dtype=np.uint8)
+    np.save(tmp_path / "x.npy", x)
+    layer = next(la for la in graph.layers if la.type == "QLinearAveragePool")
+    out = irpool(
+        "run",
+        model,
+        "--layer",
+        layer.label,
+        "-i",
+        str(tmp_path / "x.npy"),
+        "-o",
+        str(tmp_path / "o.npz"),
+    )
+    assert out.returncode == 0, out.stderr
+    expected = _ort_outputs(model, {param.label: x})[0]
+    np.testing.assert_array_equal(np.load(tmp_path / "o.npz")["output0"], expected)
+
+
+def test_omitted_output_and_dynamic_batch(
+    onnx: ModuleType, ort: ModuleType, tmp_path: Path
+) -> None:
+    from onnx import TensorProto, helper
+
+    # a MaxPool whose optional Indices output is omitted ("")
+    node = helper.make_node("MaxPool", ["x"], ["y", ""], kernel_shape=[2], strides=[2])
+    path = _model(
+        onnx,
+        tmp_path / "omitted.onnx",
+        node,
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 1, 4])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 1, 2])],
+        12,
+    )
+    out = irpool("compare", path)
+    assert out.returncode == 0, out.stdout + out.stderr
+    # QLinearAveragePool on a dynamic batch: the plan follows the real input
+    scale = helper.make_tensor("s", TensorProto.FLOAT, [], [0.5])
+    zero = helper.make_tensor("z", TensorProto.UINT8, [], [3])
+    node = helper.make_node(
+        "QLinearAveragePool",
+        ["xq", "s", "z", "s", "z"],
+        ["yq"],
+        domain="com.microsoft",
+        kernel_shape=[3],
+        strides=[2],
+        pads=[1, 1],
+        count_include_pad=1,
+    )
+    path = _model(
+        onnx,
+        tmp_path / "qdyn.onnx",
+        node,
+        [helper.make_tensor_value_info("xq", TensorProto.UINT8, ["n", 1, 9])],
+        [helper.make_tensor_value_info("yq", TensorProto.UINT8, ["n", 1, 5])],
+        12,
+        [scale, zero],
+        microsoft=True,
+    )
+    x = np.random.default_rng(0).integers(0, 256, size=(2, 1, 9), dtype=np.uint8)
+    np.save(tmp_path / "xq.npy", x)
+    out = irpool("compare", path, "-i", f"xq={tmp_path / 'xq.npy'}")
+    assert out.returncode == 0, out.stdout + out.stderr
+
+
+def test_element_types_an_op_version_refuses(onnx: ModuleType, tmp_path: Path) -> None:
+    """AveragePool takes floats only (onnx.checker refuses int32); irpool says so."""
+    from onnx import TensorProto, helper
+
+    node = helper.make_node("AveragePool", ["x"], ["y"], kernel_shape=[2])
+    path = _model(
+        onnx,
+        tmp_path / "int.onnx",
+        node,
+        [helper.make_tensor_value_info("x", TensorProto.INT32, [1, 1, 4])],
+        [helper.make_tensor_value_info("y", TensorProto.INT32, [1, 1, 3])],
+        19,
+    )
+    out = irpool("run", path, "-o", str(tmp_path / "o.npz"))
+    assert out.returncode == 2 and out.stderr.count("\n") == 1, out.stderr
+    assert "AveragePool-19 takes f16, f32, f64" in out.stderr and path in out.stderr
+
+
+def test_api_reads_onnx(onnx: ModuleType) -> None:
+    import irpool as api
+
+    model = str(ROOT / "fixtures" / "divergences" / "d2_maxpool_ceil.onnx")
+    assert api.load(model).format == "onnx"
+    report = api.check(model)
+    # the file declares the operator text's 2x2; onnxruntime computes 1x1 (D2b)
+    assert not report.ok and {f.declared for f in report.findings} == {"2"}

@@ -21,7 +21,7 @@ from xml.sax.saxutils import escape
 import numpy as np
 
 from ..files import atomic_open, check_output
-from ..model import ELEMENT_TYPES, PRECISIONS, format_shape
+from ..model import ELEMENT_BITS, ELEMENT_TYPES, PRECISIONS, format_shape
 
 if TYPE_CHECKING:
     from ..model import Graph
@@ -390,21 +390,7 @@ def numpy_dtype_name(element_type: str) -> str:
 
 def const_size(element_type: str, shape: Sequence[int]) -> int:
     """Bytes a Const of this type and shape needs."""
-    bits = {
-        "f64": 64,
-        "i64": 64,
-        "u64": 64,
-        "f32": 32,
-        "i32": 32,
-        "u32": 32,
-        "f16": 16,
-        "bf16": 16,
-        "i16": 16,
-        "u16": 16,
-        "i8": 8,
-        "u8": 8,
-        "boolean": 8,
-    }[element_type]
+    bits = ELEMENT_BITS[element_type]
     return math.ceil(math.prod(shape) * bits / 8)
 
 

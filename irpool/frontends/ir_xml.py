@@ -14,10 +14,11 @@ from collections.abc import Iterable
 
 from lxml import etree
 
-from ..errors import IrParseError, Where
+from ..errors import IrParseError, IrpoolError, Where
 from ..model import (
-    ELEMENT_TYPES,
+    ELEMENT_BITS,
     INT64_MAX,
+    OTHER_TYPES,
     Edge,
     Graph,
     Layer,
@@ -26,7 +27,13 @@ from ..model import (
     normalize_element_type,
     parse_int,
 )
-from .safe_io import decode_xml, max_xml_bytes, read_regular_file, refuse_compressed
+from .safe_io import (
+    decode_xml,
+    max_xml_bytes,
+    read_regular_file,
+    refuse_compressed,
+    regular_file_size,
+)
 
 _WRAPPER = "irpool-fragments"
 
@@ -363,7 +370,7 @@ def _read_port(el: etree._Element, path: str, layer_where: Where) -> Port:
         if raw is not None:
             et = normalize_element_type(raw)
             if et is None:
-                known = ", ".join(ELEMENT_TYPES)
+                known = ", ".join((*ELEMENT_BITS, *OTHER_TYPES))
                 raise IrParseError(
                     f"port {port_id} has {key}={raw!r}; expected one of {known} "
                     "(or FP32, FP16, I64, U8, ...)",
@@ -462,32 +469,7 @@ def _check_connected(graph: Graph) -> None:
                 )
 
 
-CONST_BITS = {
-    "f64": 64,
-    "f32": 32,
-    "f16": 16,
-    "bf16": 16,
-    "i64": 64,
-    "i32": 32,
-    "i16": 16,
-    "i8": 8,
-    "u64": 64,
-    "u32": 32,
-    "u16": 16,
-    "u8": 8,
-    "boolean": 8,
-    "i4": 4,
-    "u4": 4,
-    "nf4": 4,
-    "u1": 1,
-    "u2": 2,
-    "u3": 3,
-    "u6": 6,
-    "f8e4m3": 8,
-    "f8e5m2": 8,
-    "f8e8m0": 8,
-    "f4e2m1": 4,
-}
+CONST_BITS = ELEMENT_BITS
 
 
 def const_layout(graph: Graph, layer: Layer) -> tuple[str, tuple[int, ...], int, int]:
@@ -528,14 +510,14 @@ def const_layout(graph: Graph, layer: Layer) -> tuple[str, tuple[int, ...], int,
             where,
         )
     bin_path = graph.weights_path
-    try:
-        bin_size = os.stat(bin_path).st_size if bin_path else -1
-    except OSError:
-        bin_size = -1
-    if bin_size < 0:
+    if not bin_path or not os.path.lexists(bin_path):
         raise IrParseError(
             f"Const needs weights, but {bin_path} does not exist beside the .xml", where
         )
+    try:
+        bin_size = regular_file_size(bin_path, "weights")
+    except IrpoolError as e:
+        raise IrParseError(f"Const needs weights, but {e.message}", where) from None
     if fields["offset"] + fields["size"] > bin_size:
         raise IrParseError(
             f"Const reads bytes {fields['offset']}..{fields['offset'] + fields['size']} but "

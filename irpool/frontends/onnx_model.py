@@ -182,6 +182,7 @@ def to_graph(model: Any, path: str) -> Graph:
                 None,
             )
             for k, t in enumerate(node.output)
+            if t  # "" is an omitted optional output
         )
         name = node.name or (node.output[0] if node.output else f"node{lid}")
         layers.append(

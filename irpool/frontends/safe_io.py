@@ -40,6 +40,41 @@ def _kind(mode: int) -> str:
     return "not a regular file"
 
 
+def _open_regular(path: str, what: str) -> int:
+    """A read-only descriptor of `path`, opened non-blocking and checked with fstat to be a
+    regular file before anything is read."""
+    where = Where(file=path)
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except FileNotFoundError:
+        raise IrParseError(f"{what} file not found", where) from None
+    except OSError as e:
+        raise IrParseError(f"cannot open {what} file: {e.strerror}", where) from None
+    mode = os.fstat(fd).st_mode
+    if not stat.S_ISREG(mode):
+        os.close(fd)
+        raise IrParseError(f"{what} path is {_kind(mode)}; expected a regular file", where)
+    return fd
+
+
+def regular_file_size(path: str, what: str) -> int:
+    """The size of `path`, which must be a regular file."""
+    fd = _open_regular(path, what)
+    try:
+        return os.fstat(fd).st_size
+    finally:
+        os.close(fd)
+
+
+def read_range(path: str, offset: int, size: int, what: str) -> bytes:
+    """`size` bytes of a regular file from `offset` (fewer if the file is shorter)."""
+    fd = _open_regular(path, what)
+    try:
+        return os.pread(fd, size, offset)
+    finally:
+        os.close(fd)
+
+
 def read_regular_file(path: str, limit: int, what: str = "model") -> bytes:
     """The bytes of `path`, which must be a regular file of at most `limit` bytes.
 
@@ -68,9 +103,9 @@ def read_regular_file(path: str, limit: int, what: str = "model") -> bytes:
                 f"{what} path is {_kind(st.st_mode)}; expected a regular file", where
             )
         if st.st_size > limit:
+            hint = " (set IRPOOL_MAX_XML_BYTES to raise it)" if what == "model" else ""
             raise LimitError(
-                f"{what} file is {st.st_size} bytes, above the limit of {limit} bytes "
-                "(set IRPOOL_MAX_XML_BYTES to raise it)",
+                f"{what} file is {st.st_size} bytes, above the limit of {limit} bytes{hint}",
                 where,
             )
         chunks: list[bytes] = []

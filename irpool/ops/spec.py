@@ -58,9 +58,6 @@ class OpSpec:
         """`AvgPool-14`, `AveragePool-19`, `QLinearAveragePool-1`."""
         return f"{self.family}-{self.since}"
 
-    def attr(self, name: str) -> Attr | None:
-        return next((a for a in self.attrs if a.name == name), None)
-
     def wire_names(self) -> set[str]:
         return {a.wire for a in self.attrs}
 
