@@ -52,6 +52,34 @@ def check_elements(
         )
 
 
+def mismatches(
+    got: Array,
+    want: Array,
+    atol: float = 0.0,
+    rtol: float = 0.0,
+    *,
+    exact: bool = False,
+    nan_equal: bool = True,
+    signed_zero: bool = False,
+) -> Array:
+    """Where `got` differs from `want` (same shapes): beyond atol + rtol * |want|, or anywhere
+    with `exact`.  NaN matches NaN when `nan_equal`, an infinity only the same infinity, and
+    +0 matches -0 unless `signed_zero`."""
+    g, w = got.astype(np.float64), want.astype(np.float64)
+    with np.errstate(invalid="ignore", over="ignore"):
+        same = g == w  # also infinities of the same sign
+        if not exact:  # tolerances apply to finite numbers only
+            close = np.abs(g - w) <= atol + rtol * np.abs(w)
+            same |= close & np.isfinite(g) & np.isfinite(w)
+    nan_g, nan_w = np.isnan(g), np.isnan(w)
+    same &= ~(nan_g | nan_w)
+    if nan_equal:
+        same |= nan_g & nan_w
+    if signed_zero:
+        same &= ~((g == 0) & (w == 0) & (np.signbit(g) != np.signbit(w)))
+    return np.asarray(~same)
+
+
 def bfloat16_dtype() -> np.dtype[Any]:
     from .kernel import bfloat16
 

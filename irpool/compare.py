@@ -19,6 +19,7 @@ import numpy as np
 import numpy.typing as npt
 
 from . import conventions as conv
+from .arrays import mismatches
 from .errors import IrpoolError
 from .geometry import PoolPlan, plan
 from .kernel import empty_windows, pool
@@ -149,10 +150,7 @@ def compare_arrays(
         if floating:
             ulp = np.where(finite, _ulp(got, expected), 0.0)
             result.max_ulp = float(ulp.max())
-    if exact:
-        bad = ~((g == e) | same_special)
-    else:
-        bad = ~(same_special | (finite & (diff <= atol + rtol * np.abs(e))))
+    bad = mismatches(got, expected, atol, rtol, exact=exact)
     result.mismatches = int(np.count_nonzero(bad))
     if result.mismatches:
         score = np.where(bad, np.where(finite, diff, np.inf), -1.0)
@@ -230,8 +228,7 @@ def name_divergences(used: PoolPlan, matching: PoolPlan, x: Array) -> list[str]:
 def _mismatch_cells(got: Array, expected: Array, limit: int = 8) -> list[tuple[int, ...]]:
     if got.shape != expected.shape:
         return []
-    g, e = got.astype(np.float64), expected.astype(np.float64)
-    bad = ~((g == e) | (np.isnan(g) & np.isnan(e)))
+    bad = mismatches(got, expected, exact=True)
     return [tuple(int(v) for v in idx[2:]) for idx in np.argwhere(bad)[:limit]]
 
 

@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from .arrays import bfloat16_dtype, load_arrays
+from .arrays import bfloat16_dtype, load_arrays, mismatches
 
 Array = npt.NDArray[Any]
 
@@ -162,19 +162,16 @@ def _as_array(got: Any, like: Array) -> Array:
 
 
 def _mismatches(got: Array, want: Array, tol: Tolerance, exact: bool) -> Array:
-    if exact or (want.dtype.kind in "iub" and tol.atol == 0 and tol.rtol == 0):
-        return np.asarray(got != want)
-    g, w = got.astype(np.float64), want.astype(np.float64)
-    with np.errstate(invalid="ignore", over="ignore"):
-        close = np.abs(g - w) <= tol.atol + tol.rtol * np.abs(w)
-        close |= g == w  # infinities of the same sign
-    nan_g, nan_w = np.isnan(g), np.isnan(w)
-    close &= ~(nan_g | nan_w)
-    if tol.nan_equal:
-        close |= nan_g & nan_w
-    if tol.signed_zero:
-        close &= ~((g == 0) & (w == 0) & (np.signbit(g) != np.signbit(w)))
-    return np.asarray(~close)
+    exact = exact or (want.dtype.kind in "iub" and tol.atol == 0 and tol.rtol == 0)
+    return mismatches(
+        got,
+        want,
+        tol.atol,
+        tol.rtol,
+        exact=exact,
+        nan_equal=tol.nan_equal,
+        signed_zero=tol.signed_zero,
+    )
 
 
 def _check(case: FixtureCase, key: str, got: Any, check_dtype: bool, tol: Tolerance | None) -> None:

@@ -94,3 +94,18 @@ def test_compare_without_openvino_exits_3(tmp_path: Path) -> None:
     out = irpool("compare", "fixtures/real/squeezenet.xml", env=env)
     assert out.returncode == 3 and "pip install" in out.stderr
     assert out.stderr.count("\n") == 1
+
+
+def test_mismatch_rules_by_hand() -> None:
+    """NaN, infinities, signed zeros and tolerances, case by case."""
+    from irpool.arrays import mismatches
+
+    nan, inf = float("nan"), float("inf")
+    got = np.array([1.0, nan, inf, -inf, 0.0, 1.05, 2.0, nan], np.float32)
+    want = np.array([1.0, nan, inf, inf, -0.0, 1.0, 2.1, 3.0], np.float32)
+    assert mismatches(got, want).tolist() == [0, 0, 0, 1, 0, 1, 1, 1]
+    assert mismatches(got, want, atol=0.06).tolist() == [0, 0, 0, 1, 0, 0, 1, 1]
+    assert mismatches(got, want, rtol=0.05).tolist() == [0, 0, 0, 1, 0, 0, 0, 1]
+    assert mismatches(got, want, atol=1, exact=True).tolist() == [0, 0, 0, 1, 0, 1, 1, 1]
+    assert mismatches(got, want, nan_equal=False).tolist() == [0, 1, 0, 1, 0, 1, 1, 1]
+    assert mismatches(got, want, signed_zero=True).tolist() == [0, 0, 0, 1, 1, 1, 1, 1]
