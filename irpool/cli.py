@@ -330,13 +330,12 @@ def _int_tuple(text: str, what: str) -> tuple[int, ...]:
 def _cmd_explain(args: argparse.Namespace) -> int:
     from .explain import SCHEMA, explain_graph, format_report, to_json
     from .files import check_output
-    from .frontends.ir_xml import load
 
-    graph = load(args.model)
+    graph = load_model(args.model)
     shape = _int_tuple(args.input_shape, "--input-shape") if args.input_shape else None
     if args.png:
         check_output(args.png, args.force, [args.model])
-    reports = explain_graph(graph, args.layer, args.convention, shape)
+    reports = explain_graph(graph, args.layer, args.convention, shape, args.max_elements)
     if args.png:
         if len(reports) != 1:
             raise UsageError("--png draws one layer: choose it with --layer NAME")
@@ -366,13 +365,13 @@ def _add_explain(sub: Any) -> None:
             "windows, and the divisor of every kind of border window under each convention."
         ),
     )
-    p.add_argument("model", metavar="MODEL.xml")
+    p.add_argument("model", metavar="MODEL", help="model.xml, <layer> fragments, or model.onnx")
     p.add_argument("--layer", metavar="NAME", help="the layer (default: every pooling layer)")
     p.add_argument(
         "--convention",
         choices=["openvino", "onnx", "torch"],
         default=None,
-        help="explain what this runtime computes (default openvino)",
+        help="explain what this runtime computes (default: openvino for IR, onnx for ONNX)",
     )
     p.add_argument(
         "--input-shape", metavar="N,C,...", help="input shape for a layer whose input is dynamic"
@@ -393,6 +392,13 @@ def _add_explain(sub: Any) -> None:
         help="for 3-D layers: the window of the first spatial axis to draw",
     )
     p.add_argument("--force", action="store_true", help="replace an existing PNG")
+    p.add_argument(
+        "--max-elements",
+        type=_positive_int,
+        default=None,
+        metavar="N",
+        help="largest input or output to explain (default 2^30 elements)",
+    )
     p.set_defaults(func=_cmd_explain)
 
 

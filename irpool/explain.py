@@ -12,17 +12,19 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from . import conventions as conv
-from .errors import IrpoolError, UsageError
+from .arrays import check_elements
+from .errors import IrpoolError, UsageError, Where
 from .geometry import AxisPlan, PoolParams, PoolPlan, pads_formula, plan, size_formula
 from .kernel import divisor
 from .model import Graph, format_shape
-from .shapes import PoolingLayer, infer
+from .shapes import PoolingLayer, convention_of, infer
 
 SCHEMA = "irpool.explain/1"
 SYSTEMS = {"openvino": "OpenVINO", "onnx": "onnxruntime", "torch": "PyTorch"}
@@ -78,29 +80,62 @@ class LayerReport:
     plan: PoolPlan | None = None
 
 
+TAPS_SHOWN = 16
+"""A first or last window with more taps shows the first and last few of them."""
+NO_WINDOW = "window: none, the output is empty on this axis"
+CHUNK = 1 << 16
+"""Windows classified per numpy step (bounds the temporaries of a long axis)."""
+
+
 def _window_span(a: AxisPlan, j: int) -> str:
-    taps = a.taps(j)
-    kinds = []
-    for p in taps:
+    def kind(p: int) -> str:
         if 0 <= p < a.size:
-            kinds.append(str(p))
-        elif p < 0 or p < a.size + a.pad_end:
-            kinds.append(f"{p}(pad)")
-        else:
-            kinds.append(f"{p}(overhang)")
-    return f"window {j}: taps at {', '.join(kinds)}"
+            return str(p)
+        if p < 0 or p < a.size + a.pad_end:
+            return f"{p}(pad)"
+        return f"{p}(overhang)"
+
+    start = a.start(j)
+    if a.window <= TAPS_SHOWN:
+        shown = ", ".join(kind(start + t * a.dilation) for t in range(a.window))
+    else:
+        head = [kind(start + t * a.dilation) for t in range(3)]
+        tail = [kind(start + t * a.dilation) for t in range(a.window - 3, a.window)]
+        shown = f"{', '.join(head)}, ..., {', '.join(tail)} ({a.window} taps)"
+    return f"window {j}: taps at {shown}"
+
+
+def _taps_between(a: AxisPlan, starts: npt.NDArray[Any], lo: int, hi: int) -> npt.NDArray[Any]:
+    """Per window (given by the position of its first tap): how many of its taps
+    start + t * d (t = 0 .. k-1) lie in [lo, hi)."""
+    d = a.dilation
+    first = np.maximum(0, -((starts - lo) // d))  # ceil((lo - start) / d)
+    stop = np.minimum(a.window, -((starts - hi) // d))  # ceil((hi - start) / d)
+    return np.asarray(np.maximum(0, stop - first))
+
+
+def _starts(a: AxisPlan, j: npt.NDArray[Any]) -> npt.NDArray[Any]:
+    """First-tap positions of windows j, in int64 unless the positions could overflow it."""
+    far = max(abs(a.start(0)), abs(a.start(max(a.out - 1, 0))) + a.k_eff, a.size + abs(a.pad_end))
+    if far >= 1 << 62:
+        return np.asarray([a.start(int(i)) for i in j], dtype=object)
+    return np.asarray(j, dtype=np.int64) * a.stride - a.pad_begin
 
 
 def _classify(a: AxisPlan) -> tuple[list[int], list[int], list[int]]:
-    padded, overhang, empty = [], [], []
-    for j in range(a.out):
-        taps = a.taps(j)
-        if any(p < 0 or a.size <= p < a.size + a.pad_end for p in taps):
-            padded.append(j)
-        if any(p >= a.size + a.pad_end for p in taps):
-            overhang.append(j)
-        if not any(0 <= p < a.size for p in taps):
-            empty.append(j)
+    """The windows of an axis that reach into the padding, past pads_end (ceil overhang), and
+    those with no tap in the input; vectorised, CHUNK windows at a time."""
+    padded: list[int] = []
+    overhang: list[int] = []
+    empty: list[int] = []
+    for lo in range(0, a.out, CHUNK):
+        j = np.arange(lo, min(lo + CHUNK, a.out), dtype=np.int64)
+        starts = _starts(a, j)
+        last = starts + (a.window - 1) * a.dilation
+        in_pad = (starts < 0) | (_taps_between(a, starts, a.size, a.size + a.pad_end) > 0)
+        padded.extend(int(v) for v in j[in_pad])
+        overhang.extend(int(v) for v in j[last >= a.size + a.pad_end])
+        empty.extend(int(v) for v in j[_taps_between(a, starts, 0, a.size) == 0])
     return padded, overhang, empty
 
 
@@ -120,15 +155,37 @@ def _empty_result(p: PoolPlan) -> str:
     }[p.empty]
 
 
-def _divisor_at(p: PoolPlan, index: tuple[int, ...]) -> float | None:
+DivisorTable = float | list[npt.NDArray[Any]] | None
+"""A plan's divisors: one number for every window ("full"), a vector per axis whose outer
+product is the divisor of each window (as kernel.divisor builds it), or None (max pooling)."""
+
+
+def divisor_table(p: PoolPlan) -> DivisorTable:
+    """The divisors of a plan, computed once, per axis: the kernel's own vectors, taken from
+    one-axis plans so that the outer product over the output is never built."""
     if p.reduce != "mean":
         return None
-    if any(j >= a.out for j, a in zip(index, p.axes, strict=True)):
+    if p.divisor == "full":
+        whole = divisor(p)
+        assert isinstance(whole, float)
+        return whole
+    vectors = []
+    for a in p.axes:
+        one = replace(p, axes=(a,), input_shape=(*p.input_shape[:2], a.size))
+        vectors.append(np.asarray(divisor(one), dtype=np.float64))
+    return vectors
+
+
+def divisor_at(p: PoolPlan, table: DivisorTable, index: tuple[int, ...]) -> float | None:
+    """The divisor of window `index`, or None (max pooling, or no such window in this plan)."""
+    if table is None or any(j >= a.out for j, a in zip(index, p.axes, strict=True)):
         return None
-    div = divisor(p)
-    if isinstance(div, float):
-        return div
-    return float(np.asarray(div)[index])
+    if isinstance(table, float):
+        return table
+    value = float(table[0][index[0]])
+    for vector, j in zip(table[1:], index[1:], strict=True):
+        value *= float(vector[j])
+    return value
 
 
 def _plans(params: PoolParams, shape: tuple[int, ...]) -> dict[str, PoolPlan | str]:
@@ -141,40 +198,54 @@ def _plans(params: PoolParams, shape: tuple[int, ...]) -> dict[str, PoolPlan | s
     return plans
 
 
-def _border_windows(p: PoolPlan, others: dict[str, PoolPlan | str]) -> list[BorderWindow]:
+def _where(a: AxisPlan, j: int) -> str:
+    last = a.start(j) + (a.window - 1) * a.dilation
+    if j == 0 and a.pad_begin > 0:
+        return "begin"
+    if last >= a.size + a.pad_end:
+        return "overhang"
+    if last >= a.size:
+        return "end"
+    return "inner"
+
+
+def _border_windows(
+    p: PoolPlan,
+    others: dict[str, PoolPlan | str],
+    classified: Sequence[tuple[list[int], list[int], list[int]]],
+) -> list[BorderWindow]:
     """One representative per kind of border window: per axis the first and last windows and
     any that reach into padding, the rest of an axis represented by one interior window."""
     per_axis: list[list[int]] = []
-    for a in p.axes:
-        padded, overhang, _ = _classify(a)
-        special = sorted(set(padded) | set(overhang))
-        interior = [j for j in range(a.out) if j not in special]
-        per_axis.append(special + interior[:1])
+    specials: list[set[int]] = []
+    for a, (padded, overhang, _) in zip(p.axes, classified, strict=True):
+        special = set(padded) | set(overhang)
+        interior = next((j for j in range(a.out) if j not in special), None)
+        per_axis.append(sorted(special) + ([] if interior is None else [interior]))
+        specials.append(special)
+    inside_at: list[dict[int, int]] = []
+    where_at: list[dict[int, str]] = []
+    for a, js in zip(p.axes, per_axis, strict=True):
+        counts = _taps_between(a, _starts(a, np.asarray(js, dtype=np.int64)), 0, a.size)
+        inside_at.append({j: int(c) for j, c in zip(js, counts, strict=True)})
+        where_at.append({j: _where(a, j) for j in js})
+    tables = {
+        name: (other, divisor_table(other))
+        for name, other in others.items()
+        if isinstance(other, PoolPlan)
+    }
+    taps = math.prod(a.window for a in p.axes)
     result = []
     for index in itertools.product(*per_axis):
-        touches = [
-            j in _classify(a)[0] or j in _classify(a)[1] for j, a in zip(index, p.axes, strict=True)
-        ]
-        if not any(touches):
+        if not any(j in special for j, special in zip(index, specials, strict=True)):
             continue
-        taps = math.prod(a.window for a in p.axes)
-        inside = math.prod(a.in_input(j) for j, a in zip(index, p.axes, strict=True))
-        parts = []
-        for j, a in zip(index, p.axes, strict=True):
-            if j == 0 and a.pad_begin > 0:
-                parts.append("begin")
-            elif any(t >= a.size + a.pad_end for t in a.taps(j)):
-                parts.append("overhang")
-            elif any(t >= a.size for t in a.taps(j)):
-                parts.append("end")
-            else:
-                parts.append("inner")
+        inside = math.prod(counts[j] for j, counts in zip(index, inside_at, strict=True))
+        where = "/".join(labels[j] for j, labels in zip(index, where_at, strict=True))
         divisors: dict[str, float | None] = {}
-        for name, other in others.items():
-            divisors[name] = _divisor_at(other, index) if isinstance(other, PoolPlan) else None
-        result.append(
-            BorderWindow(index, "/".join(parts), inside, taps, divisors, _note(p, divisors))
-        )
+        for name in others:
+            other_plan, table = tables.get(name, (None, None))
+            divisors[name] = None if other_plan is None else divisor_at(other_plan, table, index)
+        result.append(BorderWindow(index, where, inside, taps, divisors, _note(p, divisors)))
     return result
 
 
@@ -198,13 +269,24 @@ def _note(p: PoolPlan, divisors: dict[str, float | None]) -> str | None:
 
 
 def explain_layer(
-    pl: PoolingLayer, input_shape: tuple[int, ...], convention: str | None = None
+    pl: PoolingLayer,
+    input_shape: tuple[int, ...],
+    convention: str | None = None,
+    max_elements: int | None = None,
 ) -> LayerReport:
-    """The report of one pooling layer for a static input shape."""
-    name = convention or "openvino"
+    """The report of one pooling layer for a static input shape, under `convention` (default:
+    the layer's own, openvino for IR layers and onnx for ONNX nodes).  An input or output above
+    the element limit (`max_elements`, else IRPOOL_MAX_ELEMENTS) is refused with a LimitError
+    before any window is looked at."""
+    layer = pl.layer
+    name = convention or convention_of(layer).name
+    check_elements(tuple(input_shape), "the input", max_elements)
     p = plan(pl.params, input_shape, name)
     others = _plans(pl.params, input_shape)
-    layer = pl.layer
+    for other in others.values():
+        if isinstance(other, PoolPlan):
+            what = f"the output under the {other.convention} convention"
+            check_elements(other.output_shape, what, max_elements)
     report = LayerReport(
         layer=layer.label,
         op=pl.spec.label,
@@ -221,18 +303,19 @@ def explain_layer(
         notes=list(pl.notes),
         plan=p,
     )
-    for i, a in enumerate(p.axes):
+    cv = conv.get(name)
+    classified = [_classify(a) for a in p.axes]
+    for i, (a, (padded, overhang, empty)) in enumerate(zip(p.axes, classified, strict=True)):
         written = pl.params.pads[i]
         if pl.params.auto_pad in ("same_upper", "same_lower"):
-            d = a.dilation if conv.get(name).same_pads_dilated else 1
+            upper = pl.params.auto_pad == "same_upper"
             pads_text = pads_formula(
-                a.size, a.window, a.stride, d, pl.params.auto_pad == "same_upper"
+                a.size, a.window, a.stride, a.dilation, a.pad_begin, a.pad_end, upper, cv
             )
         elif pl.params.auto_pad == "valid":
             pads_text = "valid: pads 0, 0"
         else:
             pads_text = f"explicit: pads {a.pad_begin}, {a.pad_end}"
-        padded, overhang, empty = _classify(a)
         report.axes.append(
             AxisReport(
                 axis=i + 2,
@@ -245,16 +328,24 @@ def explain_layer(
                 pads_text=pads_text,
                 out=a.out,
                 formula=size_formula(
-                    a.size, a.window, a.stride, a.dilation, a.pad_begin, a.pad_end, p.shape_rule
+                    a.size,
+                    a.window,
+                    a.stride,
+                    a.dilation,
+                    a.pad_begin,
+                    a.pad_end,
+                    p.shape_rule,
+                    a.out,
+                    truncate=cv.onnxruntime_sizes,
                 ),
-                first_window=_window_span(a, 0),
-                last_window=_window_span(a, a.out - 1),
+                first_window=_window_span(a, 0) if a.out else NO_WINDOW,
+                last_window=_window_span(a, a.out - 1) if a.out else NO_WINDOW,
                 padded_windows=padded,
                 overhang_windows=overhang,
                 empty_windows=empty,
             )
         )
-    report.borders = _border_windows(p, others)
+    report.borders = _border_windows(p, others, classified)
     for other_name, other in others.items():
         if isinstance(other, str):
             report.conventions[other_name] = f"refuses: {other}"
@@ -277,8 +368,9 @@ def explain_graph(
     layer: str | None = None,
     convention: str | None = None,
     input_shape: tuple[int, ...] | None = None,
+    max_elements: int | None = None,
 ) -> list[LayerReport]:
-    """Reports for the named pooling layer, or for all of them."""
+    """Reports for the named pooling layer, or for all of them (see explain_layer)."""
     inference = infer(graph)
     chosen = [
         pl
@@ -289,26 +381,29 @@ def explain_graph(
     ]
     if layer is not None and not chosen:
         names = ", ".join(pl.layer.label for pl in inference.pooling) or "none"
-        raise UsageError(f'{graph.path} has no pooling layer "{layer}"; pooling layers: {names}')
+        raise UsageError(
+            f'no pooling layer "{layer}"; pooling layers: {names}', Where(file=graph.path)
+        )
     reports = []
     for pl in chosen:
         shape = input_shape
         if shape is None:
             if pl.input_shape is None or not all(d.is_static for d in pl.input_shape):
                 raise UsageError(
-                    f'layer "{pl.layer.label}" has a dynamic input '
-                    f"{format_shape(pl.input_shape)}; give --input-shape"
+                    f"the layer has a dynamic input {format_shape(pl.input_shape)}; give "
+                    "--input-shape",
+                    pl.layer.where(),
                 )
             shape = tuple(d.lo for d in pl.input_shape)
         try:
-            reports.append(explain_layer(pl, shape, convention))
+            reports.append(explain_layer(pl, shape, convention, max_elements))
         except IrpoolError as e:
             raise e.at(pl.layer.where()) from None
     return reports
 
 
 def format_report(r: LayerReport) -> str:
-    where = f"{r.file}:{r.line}" if r.file else "?"
+    where = (f"{r.file}:{r.line}" if r.line is not None else r.file) if r.file else "?"
     conv_title = conv.get(r.convention).title
     lines = [
         f'layer "{r.layer}" ({r.op}) at {where}; convention {r.convention} ({conv_title})',

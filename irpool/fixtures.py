@@ -201,6 +201,44 @@ def input_range(element_type: str, given: tuple[float, float] | None = None) -> 
     return given if given is not None else DEFAULT_RANGES.get(element_type, (-8.0, 8.0))
 
 
+FLOAT_LIMIT = 2.0**53
+"""Largest magnitude of a float input range (beyond it consecutive multiples of 1/16, and even
+of 1, are no longer distinct in float64)."""
+_FLOAT_MAX: Mapping[str, float] = {
+    "f16": 65504.0,
+    "bf16": 3.3895313892515355e38,
+    "f32": 3.4028234663852886e38,
+    "f64": 1.7976931348623157e308,
+}
+_INT_RANGE: Mapping[str, tuple[int, int]] = {
+    "i8": (-(2**7), 2**7 - 1),
+    "u8": (0, 2**8 - 1),
+    "i32": (-(2**31), 2**31 - 1),
+    "i64": (-(2**63), 2**63 - 1),
+}
+
+
+def range_problem(low: float, high: float, element_type: str) -> str | None:
+    """Why random_input cannot draw `element_type` values from [low, high], or None: the bounds
+    must be finite with low < high; a float range must lie within the type's finite values (and
+    within +-2^53) and hold a multiple of 1/16; an integer range must hold an integer of the
+    type (integer bounds are clipped to the type's range)."""
+    if not (math.isfinite(low) and math.isfinite(high)) or not low < high:
+        return "expected finite numbers low < high"
+    if element_type in _INT_RANGE:
+        t_min, t_max = _INT_RANGE[element_type]
+        if max(math.ceil(low), t_min) > min(math.floor(high), t_max):
+            return f"holds no {element_type} value (whole numbers in [{t_min}, {t_max}])"
+        return None
+    if element_type in _FLOAT_MAX:
+        limit = min(_FLOAT_MAX[element_type], FLOAT_LIMIT)
+        if low < -limit or high > limit:
+            return f"expected low and high within [-{limit:.0f}, {limit:.0f}] for {element_type}"
+        if math.ceil(low / FLOAT_STEP) > math.floor(high / FLOAT_STEP):
+            return "holds no multiple of 1/16 (random float inputs are multiples of 1/16)"
+    return None
+
+
 def random_input(
     shape: tuple[int, ...],
     element_type: str,
@@ -845,10 +883,13 @@ def _alternatives(path: str, n: int, key: str, value: object) -> list[Any]:
             isinstance(value, list)
             and len(value) == 2
             and all(isinstance(v, int | float) and not isinstance(v, bool) for v in value)
+            and all(math.isfinite(v) for v in value)
             and value[0] < value[1]
         ):
             return [(float(value[0]), float(value[1]))]
-        raise _grid_error(path, n, f"range = {value!r}: expected [low, high] with low < high")
+        raise _grid_error(
+            path, n, f"range = {value!r}: expected [low, high], finite numbers with low < high"
+        )
     items = value if isinstance(value, list) else [value]
     if not items:
         raise _grid_error(path, n, f"{key} is an empty list; expected at least one value")
@@ -936,6 +977,15 @@ def grid_cases(path: str) -> tuple[list[FixtureSpec], list[tuple[str, str]], str
         swept = [k for k, v in options.items() if len(v) > 1]
         for combo in itertools.product(*options.values()):
             chosen = dict(zip(options, combo, strict=True))
+            if chosen.get("range") is not None:
+                low, high = chosen["range"]
+                problem = range_problem(low, high, chosen["dtype"])
+                if problem is not None:
+                    raise _grid_error(
+                        path,
+                        n,
+                        f"range = [{low!r}, {high!r}] with dtype {chosen['dtype']}: {problem}",
+                    )
             label = "-".join([prefix] + [_slug(chosen[k]) for k in swept])
             case, reason = _grid_case(op, chosen, label)
             if case is None:
@@ -1239,6 +1289,22 @@ def prepare_outdir(outdir: str, force: bool, resume: bool) -> None:
     index = os.path.join(outdir, INDEX)
     if os.path.lexists(index) and (os.path.islink(index) or not os.path.isfile(index)):
         raise OutputError(f"{INDEX} exists and is not a regular file; refusing", Where(file=index))
+    if force and os.path.lexists(index) and not _is_index(index):
+        raise OutputError(
+            f"{INDEX} exists and is not an irpool fixtures manifest (schema {INDEX_SCHEMA}); "
+            "it is never replaced, even with --force",
+            Where(file=index),
+        )
+
+
+def _is_index(path: str) -> bool:
+    """Whether `path` is an index.json irpool wrote (a JSON object with its schema key)."""
+    try:
+        with open(path, encoding="utf-8") as handle:
+            index = json.load(handle)
+    except (OSError, ValueError):
+        return False
+    return isinstance(index, dict) and index.get("schema") == INDEX_SCHEMA
 
 
 def _read_index(outdir: str) -> dict[str, Any] | None:
@@ -1575,8 +1641,12 @@ def generate(
     """Write every case to OUTDIR and the manifest; with `verify`, run each on openvino.
 
     With `resume`, complete case folders of an earlier run with the same settings are kept and
-    the rest written; with `force`, a non-empty OUTDIR is written into (case folders of the same
-    name replaced, nothing else touched).
+    the rest written.  With `force`, a non-empty OUTDIR is written into: case folders of the same
+    name are replaced, but only irpool case folders (with an irpool meta.json); index.json is
+    rewritten, but only if it is an irpool manifest (schema INDEX_SCHEMA); leftover temporary
+    folders (TEMP_PREFIX) are removed; nothing else is touched.  A case folder or index.json
+    that is not irpool's, or a case whose input range cannot be drawn, is refused before
+    anything in OUTDIR is written.
     """
     started = time.perf_counter()
     names = [c.name for c in cases]
@@ -1586,6 +1656,11 @@ def generate(
     for c in cases:
         if not _NAME.match(c.name) or c.name == INDEX:
             raise UsageError(f"case name {c.name!r} is not a plain folder name")
+        if c.given is None and c.array is None:
+            low, high = input_range(c.element_type, c.input_range)
+            problem = range_problem(low, high, c.element_type)
+            if problem is not None:
+                raise UsageError(f"case {c.name!r}: input range [{low!r}, {high!r}]: {problem}")
     verification = None
     if verify:
         from .oracles import openvino_rt
@@ -1612,6 +1687,16 @@ def generate(
                 f"({json.dumps(previous.get('settings'), sort_keys=True)}); resume with the "
                 "same options, or write a new folder"
             )
+    if force:
+        for c in cases:
+            final = os.path.join(outdir, c.name)
+            if os.path.lexists(final) and (
+                os.path.islink(final) or not os.path.isdir(final) or not _is_case_folder(final)
+            ):
+                raise OutputError(
+                    f"{final} exists and is not an irpool fixture case; it is never replaced",
+                    Where(file=final),
+                )
     if resume or force:
         _remove_temporaries(outdir)
     report = Report(outdir=outdir, skipped=list(skipped))

@@ -120,33 +120,79 @@ def out_size(
     return q + 1
 
 
+def _term(value: int) -> str:
+    """A number inside a sum: negative ones in parentheses (onnxruntime's SAME pads can be)."""
+    return str(value) if value >= 0 else f"({value})"
+
+
 def size_formula(
-    n: int, window: int, stride: int, dilation: int, pb: int, pe: int, rule: ShapeRule
+    n: int,
+    window: int,
+    stride: int,
+    dilation: int,
+    pb: int,
+    pe: int,
+    rule: ShapeRule,
+    out: int,
+    truncate: bool = False,
 ) -> str:
-    """The output size formula with its numbers: `ceil((32 + 0 + 1 - 2) / 2) + 1 = 16`."""
+    """The output-size formula with its numbers, ending in `out`, the size it gives:
+    `ceil((32 + 0 + 1 - 2) / 2) + 1 = 16`.
+
+    `pb`, `pe` and `out` are the values the plan (or the shape inference) uses; the steps are
+    written as out_size computes them: `max(0, ...)` where a negative span is clamped (openvino,
+    not `truncate`), `trunc(...)` where onnxruntime's division rounds a negative span toward
+    zero (`truncate`), and `... + 1 - 1 [minus 1: ...]` where ceil_drop drops the last window.
+    """
     k_eff = dilated(window, dilation)
     k_text = str(k_eff) if dilation == 1 else f"{k_eff} [k_eff = ({window} - 1) * {dilation} + 1]"
-    fn = "floor" if rule == "floor" else "ceil"
     span = n + pb + pe - k_eff
-    value = (span // stride if rule == "floor" else ceil_div(span, stride)) + 1
-    text = f"{fn}(({n} + {pb} + {pe} - {k_text}) / {stride}) + 1 = {value}"
-    if rule == "ceil_drop":
-        q = value - 1
-        if q * stride >= n + pb:
-            text += (
-                f"; minus 1 = {q}, as the last window would start at {q} * {stride} - {pb} = "
-                f"{q * stride - pb} >= {n} (in the right padding)"
-            )
-    return text
+    terms = f"{n} + {_term(pb)} + {_term(pe)} - {k_text}"
+    if span < 0 and not truncate:
+        numerator, span = f"max(0, {terms})", 0
+    else:
+        numerator = f"({terms})"
+    if rule == "floor":
+        fn = "trunc" if span < 0 else "floor"
+        q = trunc_div(span, stride)
+    else:
+        fn, q = "ceil", ceil_div(span, stride)
+    text = f"{fn}({numerator} / {stride}) + 1"
+    if rule == "ceil_drop" and q * stride >= n + pb and (truncate or n + pb > 0):
+        text += (
+            f" - 1 [minus 1: the last window would start at {q} * {stride} - {_term(pb)} = "
+            f"{q * stride - pb} >= {n}, in the right padding]"
+        )
+    return f"{text} = {out}"
 
 
-def pads_formula(n: int, window: int, stride: int, dilation: int, upper: bool) -> str:
-    k_eff = dilated(window, dilation)
-    pb, pe = same_pads(n, window, stride, dilation, upper)
-    total = pb + pe
+def pads_formula(
+    n: int,
+    window: int,
+    stride: int,
+    dilation: int,
+    pb: int,
+    pe: int,
+    upper: bool,
+    convention: Convention,
+) -> str:
+    """SAME pads as `convention` computes them, ending in the pads `pb`, `pe` the plan uses:
+    from the dilated kernel unless the convention takes the undilated one (onnxruntime, D4),
+    clamped at 0 unless the convention lets the total go negative (onnxruntime)."""
+    if dilation == 1:
+        k_text = str(window)
+    elif convention.same_pads_dilated:
+        k_text = f"{dilated(window, dilation)} [k_eff = ({window} - 1) * {dilation} + 1]"
+    else:
+        k_text = (
+            f"{window} [the undilated kernel: {convention.title} ignores dilation {dilation} here]"
+        )
+    total = f"(ceil({n} / {stride}) - 1) * {stride} + {k_text} - {n}"
+    if not convention.onnxruntime_sizes:
+        total = f"max(0, {total})"
     return (
-        f"{'same_upper' if upper else 'same_lower'}: total pad = max(0, (ceil({n} / {stride}) - 1)"
-        f" * {stride} + {k_eff} - {n}) = {total} -> begin {pb}, end {pe}"
+        f"{'same_upper' if upper else 'same_lower'}: total pad = {total} = {pb + pe} -> "
+        f"begin {pb}, end {pe}"
     )
 
 

@@ -7,7 +7,7 @@ import io
 from collections.abc import Sequence
 
 from .errors import OracleMissing, UsageError
-from .explain import LayerReport
+from .explain import LayerReport, divisor_at, divisor_table
 from .files import atomic_write_bytes
 from .geometry import AxisPlan
 
@@ -28,19 +28,27 @@ def default_cells(axes: Sequence[AxisPlan]) -> list[tuple[int, ...]]:
     return list(dict.fromkeys([*cells, centre]))
 
 
+def check_cells(cells: Sequence[tuple[int, ...]], axes: Sequence[AxisPlan]) -> None:
+    """Each --cell names one window per drawn axis (the last one or two spatial axes), inside
+    the output; a UsageError otherwise."""
+    outs = [a.out for a in axes]
+    names = "I" if len(axes) == 1 else "I,J"
+    for cell in cells:
+        text = ",".join(map(str, cell))
+        if len(cell) != len(axes):
+            raise UsageError(
+                f"--cell {text} has {len(cell)} value(s); expected {len(axes)} ({names}), one "
+                f"per drawn axis of the output {outs}"
+            )
+        if any(not 0 <= j < n for j, n in zip(cell, outs, strict=True)):
+            raise UsageError(f"--cell {text} is outside the output {outs}")
+
+
 def draw(
     report: LayerReport, path: str, cells: Sequence[tuple[int, ...]] | None = None, depth: int = 0
 ) -> None:
     """Write a PNG of the layer to `path` (1-D or 2-D; 3-D layers show the last two axes at
     window `depth` of the first axis)."""
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-        from matplotlib.patches import Patch, Rectangle
-    except ImportError:
-        raise OracleMissing("--png needs matplotlib; pip install 'irpool[plot]'") from None
     assert report.plan is not None
     axes = list(report.plan.axes)
     if len(axes) > 3:
@@ -49,34 +57,36 @@ def draw(
         if not 0 <= depth < axes[0].out:
             raise UsageError(f"--depth {depth}: the first axis has {axes[0].out} windows")
         axes = axes[1:]
+    if any(a.out == 0 for a in axes):
+        raise UsageError(f"the output {[a.out for a in axes]} has no window to draw")
+    if cells:
+        check_cells(cells, axes)
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+        from matplotlib.patches import Patch, Rectangle
+    except ImportError:
+        raise OracleMissing("--png needs matplotlib; pip install 'irpool[plot]'") from None
     if len(axes) == 1:
+        chosen: list[tuple[int, ...]] = [(0, c[0]) for c in (cells or default_cells(axes))]
         axes = [AxisPlan(1, 1, 1, 1, 0, 0, 1), axes[0]]
-        chosen: list[tuple[int, ...]] = [(0, c[0]) for c in (cells or default_cells(axes[1:]))]
     else:
-        chosen = [tuple(c[-2:]) for c in (cells or default_cells(axes))]
-    for cell in chosen:
-        if any(not 0 <= j < a.out for j, a in zip(cell, axes, strict=True)):
-            raise UsageError(
-                f"--cell {','.join(map(str, cell))} is outside the output {[a.out for a in axes]}"
-            )
+        chosen = [tuple(c) for c in (cells or default_cells(axes))]
     ah, aw = axes
     divisors: dict[tuple[int, ...], float] = {}
-    if report.reduce == "mean":
-        from .kernel import divisor
-
-        every = divisor(report.plan)
-        for cell in chosen:
-            at = (
-                (depth, *cell)
-                if len(report.axes) == 3
-                else cell
-                if len(report.axes) == 2
-                else cell[1:]
-            )
-            divisors[cell] = every if isinstance(every, float) else float(every[at])
+    table = divisor_table(report.plan)
+    for cell in chosen:
+        at = (
+            (depth, *cell) if len(report.axes) == 3 else cell if len(report.axes) == 2 else cell[1:]
+        )
+        shown = divisor_at(report.plan, table, at)
+        if shown is not None:
+            divisors[cell] = shown
 
     def extent(a: AxisPlan) -> tuple[int, int]:
-        last = max(p for j in range(a.out) for p in a.taps(j))
+        last = a.start(a.out - 1) + (a.window - 1) * a.dilation  # the last tap of the last window
         return -a.pad_begin, max(last, a.size + a.pad_end - 1)
 
     (h0, h1), (w0, w1) = extent(ah), extent(aw)

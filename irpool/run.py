@@ -37,7 +37,7 @@ from .shapes import (
     is_pooling,
     parameter_shape,
     pooling_spec,
-    require_output_dims,
+    require_port_dims,
 )
 
 Array = npt.NDArray[Any]
@@ -281,7 +281,7 @@ def run_pooling(
     layer: Layer, x: Array, convention: str | None = None, limit: int | None = None
 ) -> tuple[PoolPlan, list[Array]]:
     """Run one pooling layer on x: its plan and outputs (values, and indices for MaxPool-8/14)."""
-    require_output_dims(layer)
+    require_port_dims(layer)
     _check_dtype(layer, x)
     p = plan_layer(layer, tuple(x.shape), convention)
     check_elements(p.output_shape, f'output of "{layer.label}"', limit, layer.where())

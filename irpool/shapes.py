@@ -18,7 +18,9 @@ from .geometry import (
     axis_pads,
     check_axis,
     check_params,
+    dilated,
     out_dim,
+    out_size,
     pads_formula,
     shape_rule,
     size_formula,
@@ -129,43 +131,59 @@ def _output_shape(
     if channels.is_static and channels.lo == 0:
         raise ShapeError("Channel count is zero; expected C >= 1")
     rule = shape_rule(params.rounding, convention)
+    truncate = convention.onnxruntime_sizes
     dims: list[Dim] = [batch, channels]
     formulas: list[str] = []
     for i, n in enumerate(input_shape[2:]):
         k, s, d = params.window[i], params.strides[i], params.dilations[i]
-        if n.is_static:
-            pb, pe = axis_pads(params, i, n.lo, convention)
-            if not convention.onnxruntime_sizes:
-                check_axis(params, i, n.lo, pb, pe)
-            text = size_formula(n.lo, k, s, d, pb, pe, rule)
-            if params.auto_pad in ("same_upper", "same_lower"):
-                text = pads_formula(n.lo, k, s, d, params.auto_pad == "same_upper") + "; " + text
-            elif params.auto_pad == "valid":
-                text = "valid: pads 0, 0; " + text
-            formulas.append(text)
-        else:
-            formulas.append(_interval_formula(params, i, n, rule))
-        dims.append(out_dim(params, i, n, rule, convention))
+        if not n.is_static:
+            dim = out_dim(params, i, n, rule, convention)
+            formulas.append(_interval_formula(params, i, n, rule, convention, dim))
+            dims.append(dim)
+            continue
+        pb, pe = axis_pads(params, i, n.lo, convention)
+        if not truncate:
+            check_axis(params, i, n.lo, pb, pe)
+        # the size plan() gives for this input, from the same pads and rule as the text
+        out = out_size(n.lo, dilated(k, d), s, pb, pe, rule, truncate=truncate)
+        if out < 0:
+            raise ShapeError(
+                f"output size {out} at axis {i} is negative (window {dilated(k, d)}, input "
+                f"{n.lo}, pads {pb}, {pe}); onnxruntime refuses it"
+            )
+        text = size_formula(n.lo, k, s, d, pb, pe, rule, out, truncate=truncate)
+        if params.auto_pad in ("same_upper", "same_lower"):
+            upper = params.auto_pad == "same_upper"
+            text = f"{pads_formula(n.lo, k, s, d, pb, pe, upper, convention)}; {text}"
+        elif params.auto_pad == "valid":
+            text = "valid: pads 0, 0; " + text
+        formulas.append(text)
+        dims.append(Dim.of(out))
     return tuple(dims), tuple(formulas)
 
 
-def _interval_formula(params: PoolParams, i: int, n: Dim, rule: ShapeRule) -> str:
+def _interval_formula(
+    params: PoolParams, i: int, n: Dim, rule: ShapeRule, convention: Convention, dim: Dim
+) -> str:
+    """The formula on each bound of a non-static dim, ending in the bounds of `dim` (out_dim's
+    result, which clamps a negative span at 0 as openvino does on interval bounds)."""
     if params.auto_pad in ("same_upper", "same_lower"):
         return f"{params.auto_pad} on the non-static dim {n}: the pads differ per size, so ?"
-    pb, pe = (0, 0) if params.auto_pad == "valid" else params.pads[i]
+    pb, pe = axis_pads(params, i, n.lo, convention)
     k, s, d = params.window[i], params.strides[i], params.dilations[i]
     parts = [f"on the bounds of {n}:"]
-    for name, bound in (("lower", n.lo), ("upper", n.hi)):
-        if bound is None:
+    for name, bound, out in (("lower", n.lo, dim.lo), ("upper", n.hi, dim.hi)):
+        if bound is None or out is None:
             parts.append(f"{name} unbounded")
         else:
-            shown = size_formula(bound, k, s, d, pb, pe, rule)
+            shown = size_formula(bound, k, s, d, pb, pe, rule, out)
             parts.append(f"{name} {shown}")
     return " ".join(parts[:1]) + " " + "; ".join(parts[1:])
 
 
-def require_output_dims(layer: Layer) -> None:
-    """An IR rule: the output ports of a pooling layer declare their dims."""
+def require_port_dims(layer: Layer) -> None:
+    """An IR rule: the output ports of a pooling layer declare their dims.  (An input port
+    without dims stands for an input of dynamic rank; its shape comes along the edge.)"""
     if layer.domain:
         return
     for port in layer.outputs:
@@ -184,7 +202,7 @@ def infer(graph: Graph, tensor_shapes: Mapping[str, tuple[int, ...]] | None = No
     index_of = {la.id: la.index for la in graph.layers if la.id is not None}
     for layer in graph.topological():
         if is_pooling(layer):
-            require_output_dims(layer)
+            require_port_dims(layer)
             input_shape = _pooling_input(graph, layer, result, index_of)
             pl = infer_pooling(layer, input_shape)
             result.pooling.append(pl)

@@ -4,15 +4,28 @@ picture, and the JSON twin."""
 from __future__ import annotations
 
 import json
+import math
+import re
 import struct
 import subprocess
 import sys
+import time
+from dataclasses import replace
+from fractions import Fraction
 from pathlib import Path
+from types import ModuleType
 
+import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from irpool.explain import explain_graph
+from irpool.errors import IrpoolError, LimitError, UsageError
+from irpool.explain import explain_graph, explain_layer
 from irpool.frontends.ir_xml import parse_text
+from irpool.geometry import AxisPlan, PoolParams, plan
+from irpool.kernel import divisor
+from irpool.shapes import infer
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -127,3 +140,231 @@ def test_cli_json_and_unknown_layer() -> None:
         cwd=ROOT,
     )
     assert bad.returncode == 2 and "mp8_indices" in bad.stderr
+
+
+# -- formulas, limits and speed, --cell, the default convention ---------------------------------
+
+_ANNOTATION = re.compile(r" \[[^\]]*\]")
+
+
+def _formula_value(text: str) -> tuple[int, int]:
+    """(the arithmetic evaluated exactly, the number after the last '='); [...] are notes."""
+    expr, _, final = _ANNOTATION.sub("", text).rpartition(" = ")
+    exact = re.sub(r"\d+", lambda m: f"Fraction({m.group()})", expr)
+    names = {"Fraction": Fraction, "floor": math.floor, "ceil": math.ceil, "trunc": math.trunc}
+    value = eval(exact, {"__builtins__": {}}, {**names, "max": max})
+    return int(value), int(final)
+
+
+BASE = parse_text(
+    """<layer id="1" name="p" type="MaxPool" version="opset8">
+  <data kernel="2" strides="1" pads_begin="0" pads_end="0" dilations="1"/>
+  <input><port id="0"><dim>1</dim><dim>1</dim><dim>4</dim></port></input>
+  <output><port id="1"><dim>1</dim><dim>1</dim><dim>3</dim></port>
+  <port id="2" precision="I64"><dim>1</dim><dim>1</dim><dim>3</dim></port></output>
+</layer>""",
+    "p.xml",
+)
+
+
+@st.composite
+def _layers(draw: st.DrawFn) -> tuple[PoolParams, tuple[int, ...]]:
+    rank = draw(st.integers(1, 3))
+    ints = lambda lo, hi: tuple(draw(st.integers(lo, hi)) for _ in range(rank))  # noqa: E731
+    params = PoolParams(
+        op="test",
+        reduce=draw(st.sampled_from(["max", "mean"])),
+        window=ints(1, 6),
+        strides=ints(1, 4),
+        dilations=ints(1, 3),
+        pads=tuple(zip(ints(0, 4), ints(0, 4), strict=True)),
+        auto_pad=draw(st.sampled_from(["explicit", "same_upper", "same_lower", "valid"])),
+        rounding=draw(st.sampled_from(["floor", "ceil", "ceil_torch"])),
+        count_pad=draw(st.booleans()),
+    )
+    return params, (1, 1, *ints(1, 14))
+
+
+def _naive_classify(a: AxisPlan) -> tuple[list[int], list[int], list[int]]:
+    padded, overhang, empty = [], [], []
+    for j in range(a.out):
+        taps = a.taps(j)
+        if any(p < 0 or a.size <= p < a.size + a.pad_end for p in taps):
+            padded.append(j)
+        if any(p >= a.size + a.pad_end for p in taps):
+            overhang.append(j)
+        if not any(0 <= p < a.size for p in taps):
+            empty.append(j)
+    return padded, overhang, empty
+
+
+@pytest.mark.parametrize("convention", ["openvino", "onnx", "torch"])
+@settings(max_examples=300, deadline=None)
+@given(case=_layers())
+def test_report_agrees_with_the_plan(
+    convention: str, case: tuple[PoolParams, tuple[int, ...]]
+) -> None:
+    """Every formula's arithmetic gives the number it ends in, which is the plan's size; the
+    pads shown are the plan's; the window lists are the per-tap definitions; each border
+    window's divisor is the kernel's divisor of that window under each convention."""
+    params, shape = case
+    pl = replace(infer(BASE).pooling[0], params=params)
+    try:
+        p = plan(params, shape, convention)
+    except IrpoolError:
+        with pytest.raises(IrpoolError):
+            explain_layer(pl, shape, convention)
+        return
+    report = explain_layer(pl, shape, convention)
+    assert report.output_shape == p.output_shape
+    for a, axis in zip(p.axes, report.axes, strict=True):
+        assert _formula_value(axis.formula) == (a.out, a.out), axis.formula
+        assert axis.pads == (a.pad_begin, a.pad_end)
+        if params.auto_pad in ("same_upper", "same_lower"):
+            total, _, rest = axis.pads_text.partition("total pad = ")[2].rpartition(" -> ")
+            assert rest == f"begin {a.pad_begin}, end {a.pad_end}", axis.pads_text
+            assert _formula_value(total) == (a.pad_begin + a.pad_end,) * 2, axis.pads_text
+        assert (axis.padded_windows, axis.overhang_windows, axis.empty_windows) == (
+            _naive_classify(a)
+        )
+    kernels = {}
+    for name in ("openvino", "onnx", "torch"):
+        try:
+            other = plan(params, shape, name)
+        except IrpoolError:
+            continue
+        kernels[name] = (other, divisor(other) if other.reduce == "mean" else None)
+    for b in report.borders:
+        assert b.taps_in_input == math.prod(
+            a.in_input(j) for a, j in zip(p.axes, b.index, strict=True)
+        )
+        for name, got in b.divisors.items():
+            if name not in kernels or kernels[name][1] is None:
+                assert got is None
+                continue
+            other, every = kernels[name]
+            if any(j >= a.out for a, j in zip(other.axes, b.index, strict=True)):
+                assert got is None
+            elif isinstance(every, float):
+                assert got == every
+            else:
+                assert got == float(every[b.index])
+
+
+def test_long_axis_is_quick() -> None:
+    """3,000,000 positions: about a second (the per-window Python loops took minutes)."""
+    graph = parse_text(D1.replace("<dim>6</dim>", "<dim>3000000</dim>"), "d1.xml")
+    started = time.perf_counter()
+    (report,) = explain_graph(graph, input_shape=(1, 1, 3_000_000))
+    assert time.perf_counter() - started < 10
+    (axis,) = report.axes
+    assert report.output_shape == (1, 1, 1_500_001)
+    assert axis.padded_windows == [0, 1_500_000] and axis.overhang_windows == [1_500_000]
+    assert [b.index for b in report.borders] == [(0,), (1_500_000,)]
+    assert report.borders[1].divisors == {"openvino": 3.0, "onnx": 2.0, "torch": 2.0}
+
+
+def test_work_above_the_limit_is_refused() -> None:
+    graph = parse_text(D1, "d1.xml")
+    with pytest.raises(LimitError, match="above the limit"):
+        explain_graph(graph, input_shape=(1, 1, 10**12))
+    with pytest.raises(LimitError, match="the input has shape"):
+        explain_graph(graph, input_shape=(1, 1, 6), max_elements=5)
+    # a small input whose padding makes a large output
+    big_pads = D1.replace('pads_begin="1" pads_end="1"', 'pads_begin="1" pads_end="4000000000"')
+    with pytest.raises(LimitError, match="output under the openvino convention"):
+        explain_graph(parse_text(big_pads, "d1.xml"))
+
+
+def test_cli_refuses_a_huge_input_quickly() -> None:
+    started = time.perf_counter()
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "irpool",
+            "explain",
+            "fixtures/divergences/d1_avgpool_ceil.xml",
+            "--input-shape",
+            "1,1,1000000000000",
+        ],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=60,
+    )
+    assert time.perf_counter() - started < 10
+    assert result.returncode == 2 and result.stdout == ""
+    assert result.stderr.count("\n") == 1 and "Traceback" not in result.stderr
+    assert result.stderr.startswith("irpool: fixtures/divergences/d1_avgpool_ceil.xml:")
+    assert "1000000000000 elements, above the limit" in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("layer", "cell", "message"),
+    [
+        ("mp1", "3", "--cell 3 has 1 value(s); expected 2 (I,J)"),
+        ("mp1", "3,4,5", "--cell 3,4,5 has 3 value(s)"),
+        ("mp1", "3,99", "--cell 3,99 is outside the output"),
+    ],
+)
+def test_png_cell_must_name_a_drawn_window(
+    tmp_path: Path, layer: str, cell: str, message: str
+) -> None:
+    out = tmp_path / "cell.png"
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "irpool",
+            "explain",
+            "fixtures/ir/pool_zoo.xml",
+            "--layer",
+            layer,
+            "--png",
+            str(out),
+            "--cell",
+            cell,
+        ],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+    )
+    assert result.returncode == 2, result.stderr
+    assert result.stderr.count("\n") == 1 and message in result.stderr
+    assert not out.exists()
+
+
+def test_png_cell_of_a_1d_layer(tmp_path: Path) -> None:
+    from irpool.plot import draw
+
+    (report,) = explain_graph(parse_text(D1, "d1.xml"))
+    with pytest.raises(UsageError, match=r"--cell 0,1 has 2 value\(s\); expected 1 \(I\)"):
+        draw(report, str(tmp_path / "x.png"), [(0, 1)])
+    with pytest.raises(UsageError, match="outside the output"):
+        draw(report, str(tmp_path / "x.png"), [(4,)])
+    assert not (tmp_path / "x.png").exists()
+
+
+def test_onnx_model_defaults_to_the_onnx_convention(onnx: ModuleType, tmp_path: Path) -> None:
+    """D2: onnxruntime drops the ceil window openvino keeps; explain of the ONNX model shows
+    what `irpool run` computes for it."""
+    from irpool.api import explain
+    from irpool.frontends.onnx_model import load as load_onnx
+
+    model = str(ROOT / "fixtures" / "divergences" / "d2_maxpool_ceil.onnx")
+    out = tmp_path / "out.npz"
+    ran = subprocess.run(
+        [sys.executable, "-m", "irpool", "run", model, "-o", str(out)],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+    )
+    assert ran.returncode == 0, ran.stderr
+    with np.load(out) as arrays:
+        (shape,) = [arrays[k].shape for k in arrays.files]
+    (report,) = explain(load_onnx(model))
+    assert report.convention == "onnx"
+    assert report.output_shape == shape == (1, 1, 1, 1)
+    (openvino,) = explain(load_onnx(model), convention="openvino")
+    assert openvino.output_shape == (1, 1, 2, 2)

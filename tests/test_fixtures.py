@@ -710,7 +710,7 @@ def test_grid_and_preset_exclude_each_other(tmp_path: Path) -> None:
     with pytest.raises(UsageError, match="--layer needs --from"):
         fx.plan_cases(None, None, None, ["n17"], 0)
     negative = irpool("fixtures", str(tmp_path / "n"), "--seed", "-1")
-    assert negative.returncode == 2 and "--seed -1" in negative.stderr
+    assert negative.returncode == 2 and "--seed" in negative.stderr and ">= 0" in negative.stderr
     assert not (tmp_path / "n").exists()
 
 
@@ -752,7 +752,7 @@ def test_a_layer_of_a_real_model_without_openvino(tmp_path: Path) -> None:
         str(tmp_path / "sq"), [spec], fx.Settings("model", 0, model="squeezenet.xml")
     )
     assert report.written == 1
-    with pytest.raises(UsageError, match='has no layer named "nope"'):
+    with pytest.raises(UsageError, match='no layer named "nope"'):
         fx.model_cases(SQUEEZENET, ["nope"], 0, use_openvino=False)
     conv = next(la.name for la in load(SQUEEZENET).layers if la.type == "Convolution")
     with pytest.raises(UsageError, match="--layer takes pooling layers"):
@@ -904,3 +904,89 @@ def test_without_ml_dtypes_bfloat16_cases_are_skipped_and_said(
     assert f"{len(bf16)} cases skipped" in printed and "irpool[bf16]" in printed
     index = json.loads((tmp_path / "out" / "index.json").read_text())
     assert [s["name"] for s in index["skipped"]] == bf16
+
+
+# -- input ranges a grid cannot draw, and --force over files that are not irpool's -------------
+
+
+@pytest.mark.parametrize(
+    ("dtype", "value", "message"),
+    [
+        ("f32", "[0.01, 0.02]", "holds no multiple of 1/16"),
+        (
+            "f32",
+            "[-1e300, 1e300]",
+            "expected low and high within [-9007199254740992, 9007199254740992]",
+        ),
+        ("f16", "[0, 70000]", "expected low and high within [-65504, 65504] for f16"),
+        ("i8", "[200, 300]", "holds no i8 value"),
+        ("u8", "[0.2, 0.8]", "holds no u8 value"),
+        ("f32", "[-inf, 1]", "finite numbers with low < high"),
+        ("i32", "[nan, 1]", "finite numbers with low < high"),
+    ],
+)
+def test_grid_range_that_cannot_be_drawn_is_refused_before_outdir(
+    tmp_path: Path, dtype: str, value: str, message: str
+) -> None:
+    grid = tmp_path / "bad.toml"
+    grid.write_text(
+        "[[sweep]]\nname = 'tiny'\nop = 'AvgPool'\nversion = 1\nshape = [1, 1, 4]\n"
+        f"kernel = 2\ndtype = '{dtype}'\nrange = {value}\n"
+    )
+    out = irpool("fixtures", str(tmp_path / "out"), "--grid", str(grid))
+    assert out.returncode == 2 and out.stderr.count("\n") == 1, out.stderr
+    assert message in out.stderr and "bad.toml" in out.stderr and "Traceback" not in out.stderr
+    assert not (tmp_path / "out").exists()
+
+
+def test_grid_ranges_at_the_edges_are_drawn() -> None:
+    assert fx.range_problem(0.0625, 0.0625 + 1e-9, "f32") is None
+    assert fx.range_problem(-65504, 65504, "f16") is None
+    assert fx.range_problem(-1e300, 1e300, "i8") is None  # clipped to -128..127
+    assert fx.range_problem(-(2.0**53), 2.0**53, "f64") is None
+    x = fx.random_input((64,), "f64", 0, "edge", (-(2.0**53), 2.0**53))
+    assert np.abs(x).max() <= 2.0**53
+    y = fx.random_input((64,), "i8", 0, "edge", (-1e300, 1e300))
+    assert y.min() >= -128 and y.max() <= 127
+
+
+def test_generate_refuses_a_case_range_before_writing(tmp_path: Path) -> None:
+    from dataclasses import replace
+
+    specs, skipped, settings = fx.plan_cases("smoke", None, None, None, 0)
+    bad = [*specs[:1], replace(specs[1], input_range=(0.01, 0.02))]
+    with pytest.raises(UsageError, match="holds no multiple of 1/16"):
+        fx.generate(str(tmp_path / "out"), bad, settings, skipped)
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("content", ['{"mine": true}\n', "not json\n", '["irpool.fixtures/1"]\n'])
+def test_force_never_replaces_an_index_json_that_is_not_irpools(
+    tmp_path: Path, content: str
+) -> None:
+    out = tmp_path / "o"
+    out.mkdir()
+    (out / "index.json").write_text(content)
+    refused = irpool("fixtures", str(out), "--force")
+    assert refused.returncode == 2 and refused.stderr.count("\n") == 1, refused.stderr
+    assert "not an irpool fixtures manifest" in refused.stderr and "index.json" in refused.stderr
+    assert os.listdir(out) == ["index.json"]
+    assert (out / "index.json").read_text() == content
+
+
+def test_force_refuses_a_foreign_case_folder_before_writing(tmp_path: Path) -> None:
+    out = tmp_path / "c"
+    (out / "D1").mkdir(parents=True)
+    (out / "D1" / "data.txt").write_text("keep")
+    refused = irpool("fixtures", str(out), "--preset", "corners", "--force")
+    assert refused.returncode == 2 and "not an irpool fixture case" in refused.stderr
+    assert refused.stderr.count("\n") == 1
+    assert sorted(os.listdir(out)) == ["D1"]  # no index.json, no other case written
+    # an irpool manifest is rewritten with --force
+    ok = tmp_path / "s"
+    assert irpool("fixtures", str(ok)).returncode == 0
+    before = json.loads((ok / "index.json").read_text())
+    forced = irpool("fixtures", str(ok), "--force", "--seed", "5")
+    assert forced.returncode == 0, forced.stderr
+    after = json.loads((ok / "index.json").read_text())
+    assert before["settings"]["seed"] == 0 and after["settings"]["seed"] == 5

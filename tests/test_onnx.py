@@ -486,3 +486,9 @@ def test_api_reads_onnx(onnx: ModuleType) -> None:
     report = api.check(model)
     # the file declares the operator text's 2x2; onnxruntime computes 1x1 (D2b)
     assert not report.ok and {f.declared for f in report.findings} == {"2"}
+
+
+def test_explain_reads_onnx(onnx: ModuleType) -> None:
+    out = irpool("explain", str(ROOT / "fixtures" / "divergences" / "d2_maxpool_ceil.onnx"))
+    assert out.returncode == 0, out.stderr
+    assert "convention onnx" in out.stdout and "[1, 1, 2, 2] -> [1, 1, 1, 1]" in out.stdout
