@@ -37,7 +37,7 @@ import numpy.typing as npt
 
 from .env import env_int
 from .errors import InputError
-from .geometry import AxisPlan, PoolPlan
+from .geometry import AxisPlan, PoolPlan, ceil_div
 
 CHUNK_BYTES = 1 << 20
 """Target size of the compute-type copy of one chunk of planes (a few of them fit in L2)."""
@@ -263,10 +263,6 @@ class _Layout:
     flat: bool
 
 
-def _ceil_div(a: int, b: int) -> int:
-    return -(-a // b)
-
-
 @lru_cache(maxsize=64)
 def _layout(axes: tuple[AxisPlan, ...]) -> _Layout:
     per_axis: list[list[tuple[int, int, int]]] = []
@@ -286,8 +282,8 @@ def _layout(axes: tuple[AxisPlan, ...]) -> _Layout:
     for combo in combos:
         spec = []
         for a, r, m in zip(axes, combo, dims, strict=True):
-            lo = max(0, _ceil_div(a.pad_begin - r, a.stride))
-            hi = max(lo, min(m, _ceil_div(a.size + a.pad_begin - r, a.stride)))
+            lo = max(0, ceil_div(a.pad_begin - r, a.stride))
+            hi = max(lo, min(m, ceil_div(a.size + a.pad_begin - r, a.stride)))
             spec.append((r, lo, hi, lo * a.stride + r - a.pad_begin))
         phases.append(tuple(spec))
     taps_out = []
