@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, NoReturn
 
 from . import __version__
-from .errors import IrpoolError, UsageError
+from .errors import IrpoolError, UsageError, Where
 
 EXIT_OK, EXIT_FINDING, EXIT_INVALID, EXIT_ORACLE = 0, 1, 2, 3
 EXIT_INTERNAL = 70
@@ -230,6 +230,11 @@ def _cmd_run(args: argparse.Namespace) -> int:
     inputs, input_paths = _input_specs(args.inputs, limit)
     protected = [args.model, os.path.splitext(args.model)[0] + ".bin", *input_paths]
     check_output(args.output, args.force, protected)
+    if not args.output.lower().endswith(".npz"):
+        raise UsageError(
+            "run writes an .npz archive (one array per output); give -o a name ending in .npz",
+            Where(file=args.output),
+        )
     inputs_path = None
     low, high = _parse_range(args.range)
     if args.layer is not None:
@@ -297,7 +302,13 @@ def _add_run(sub: Any) -> None:
         "input array (.npy, or .npz holding several); NAME is a Parameter's layer or tensor "
         "name; repeat for several Parameters",
     )
-    p.add_argument("-o", "--output", required=True, metavar="OUT.npz", help="file to write")
+    p.add_argument(
+        "-o",
+        "--output",
+        required=True,
+        metavar="OUT.npz",
+        help="the .npz archive to write (one array per output)",
+    )
     p.add_argument("--layer", metavar="NAME", help="run only this pooling layer")
     p.add_argument(
         "--convention",

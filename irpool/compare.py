@@ -20,7 +20,7 @@ import numpy.typing as npt
 
 from . import conventions as conv
 from .arrays import mismatches
-from .errors import IrpoolError
+from .errors import IrpoolError, UsageError, Where
 from .geometry import PoolPlan, plan
 from .kernel import empty_windows, pool
 from .model import Graph, format_shape
@@ -290,16 +290,14 @@ def compare_model(
     inference = infer(graph)
     pooling = inference.pooling
     if layers:
-        known = {pl.layer.name for pl in pooling}
-        unknown = [name for name in layers if name not in known]
+        unknown = [n for n in layers if not any(pl.layer.answers_to(n) for pl in pooling)]
         if unknown:
-            from .errors import UsageError
-
+            known = ", ".join(pl.layer.label for pl in pooling) or "none"
             raise UsageError(
-                f"{graph.path} has no pooling layer {', '.join(repr(u) for u in unknown)}; "
-                f"pooling layers: {', '.join(sorted(str(k) for k in known)) or 'none'}"
+                f"no pooling layer {', '.join(repr(u) for u in unknown)}; pooling layers: {known}",
+                Where(file=graph.path),
             )
-        pooling = [pl for pl in pooling if pl.layer.name in layers]
+        pooling = [pl for pl in pooling if any(pl.layer.answers_to(n) for n in layers)]
     names = [pl.layer.name for pl in pooling if pl.layer.name]
     if onnx_graph:
         probed, missing = _probe_onnx(graph, pooling, inputs)

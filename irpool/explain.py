@@ -372,13 +372,7 @@ def explain_graph(
 ) -> list[LayerReport]:
     """Reports for the named pooling layer, or for all of them (see explain_layer)."""
     inference = infer(graph)
-    chosen = [
-        pl
-        for pl in inference.pooling
-        if layer is None
-        or pl.layer.name == layer
-        or (pl.layer.name is None and pl.layer.label == layer)
-    ]
+    chosen = [pl for pl in inference.pooling if layer is None or pl.layer.answers_to(layer)]
     if layer is not None and not chosen:
         names = ", ".join(pl.layer.label for pl in inference.pooling) or "none"
         raise UsageError(

@@ -229,6 +229,11 @@ class Layer:
         """How messages name the layer: its name, else its position in the file."""
         return self.name if self.name is not None else f"#{self.index + 1}"
 
+    def answers_to(self, name: str) -> bool:
+        """Whether `name` (as given to --layer) picks this layer: its name, or `#N` for the
+        N-th layer of the file when the layer has no name."""
+        return self.name == name or (self.name is None and self.label == name)
+
     def where(self, line: int | None = None) -> Where:
         return Where(
             file=self.file,

@@ -430,7 +430,7 @@ def _constant_inputs(graph: Graph, layer: Layer, x: Array) -> list[Array | None]
 def find_layer(graph: Graph, name: str) -> Layer:
     """A layer by its name attribute (or `#N` for the N-th layer of a fragment file)."""
     for layer in graph.layers:
-        if layer.name == name or (layer.name is None and layer.label == name):
+        if layer.answers_to(name):
             return layer
     pooling = [la.label for la in graph.layers if is_pooling(la)]
     raise UsageError(

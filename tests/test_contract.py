@@ -734,3 +734,30 @@ def test_outputs_get_ordinary_permissions(tmp_path: Path) -> None:
     out.chmod(0o640)
     assert cli("run", str(model), "-o", str(out), "--force").code == 0
     assert out.stat().st_mode & 0o777 == 0o640
+
+
+UNNAMED = """<layer id="7" type="MaxPool" version="opset1">
+  <data kernel="2,2" strides="2,2" pads_begin="0,0" pads_end="0,0" rounding_type="floor"/>
+  <input><port id="0" precision="FP32"><dim>1</dim><dim>1</dim><dim>4</dim><dim>4</dim></port></input>
+  <output><port id="1" precision="FP32"><dim>1</dim><dim>1</dim><dim>2</dim><dim>2</dim></port></output>
+</layer>
+"""
+
+
+def test_layers_are_picked_the_same_way_by_every_command(tmp_path: Path) -> None:
+    """--layer takes a name, or #N for an unnamed layer; an unknown one lists the choices."""
+    frag = write(tmp_path, UNNAMED)
+    x = np.arange(16, dtype=np.float32).reshape(1, 1, 4, 4)
+    np.save(tmp_path / "x.npy", x)
+    out = tmp_path / "y.npz"
+    ran = cli("run", str(frag), "--layer", "#1", "-i", str(tmp_path / "x.npy"), "-o", str(out))
+    assert ran.code == 0, ran.stderr
+    assert np.load(out)["output0"].ravel().tolist() == [5, 7, 13, 15]  # each 2x2 block's max
+    npy = cli("run", str(frag), "--layer", "#1", "-i", str(tmp_path / "x.npy"), "-o", "y.npy")
+    assert_refused(npy, ".npz", where="y.npy")
+    assert cli("explain", str(frag), "--layer", "#1").code == 0
+    other = cli("run", str(frag), "--layer", "#2", "-i", str(tmp_path / "x.npy"), "-o", "z.npz")
+    assert_refused(other, '"#2"', "#1")
+    assert_refused(cli("explain", str(frag), "--layer", "pool"), "#1")
+    zoo = cli("compare", str(ZOO), "--layer", "nope")
+    assert_refused(zoo, "'nope'", "mp14_torch", where=str(ZOO))
