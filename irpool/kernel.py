@@ -489,6 +489,15 @@ def pool(x: Array, plan: PoolPlan, threads: int | None = None) -> tuple[Array, A
         per_row = plane_bytes / max(1, plan.axes[0].size) * plan.axes[0].stride
         block_rows = max(1, min(plan.axes[0].out, int(chunk_bytes // max(per_row, 1))))
 
+    # windows that share no input element (kernel <= stride): each tap reads its strided slice
+    # of the input directly, cheaper than copying the input into phase buffers (measured on
+    # avg2x2)
+    direct_sums = (
+        plan.reduce == "mean"
+        and block_rows == plan.axes[0].out
+        and cdt == x.dtype
+        and len(lay.taps) <= len(lay.phases)
+    )
     spaces: dict[int, Scratch] = {}
 
     def run_chunk(p0: int) -> None:
@@ -502,6 +511,12 @@ def pool(x: Array, plan: PoolPlan, threads: int | None = None) -> tuple[Array, A
                     values = _mean_values(values, plan, out.dtype)
                 _store(values, out_s[p0:p1], name)
             elif plan.reduce == "mean":
+                if direct_sums:
+                    sums = _direct_sum_chunk(raw, plan, cdt, work)
+                    _store(
+                        _mean_values(sums, plan, out.dtype, slice(None), work), out_s[p0:p1], name
+                    )
+                    return
                 for j0 in range(0, plan.axes[0].out, block_rows):
                     j1 = min(plan.axes[0].out, j0 + block_rows)
                     part = lay if block_rows == plan.axes[0].out else _block(lay, j0, j1)
@@ -534,6 +549,26 @@ def _sum_chunk(raw: Array, lay: _Layout, name: str, cdt: np.dtype[Any], work: Sc
         first = lambda src, acc: np.copyto(acc, src)  # noqa: E731
     _, values = _accumulate(buffers, lay, raw.shape[0], cdt, first, np.add, work)
     return values
+
+
+def _direct_sum_chunk(raw: Array, plan: PoolPlan, cdt: np.dtype[Any], work: Scratch) -> Array:
+    """Window sums in row-major tap order from strided slices of the chunk itself; a tap in the
+    padding adds +0 to a sum that starts at +0, which changes nothing, so it is skipped."""
+    taps = _taps(plan.axes)
+    acc = work.take("acc", (raw.shape[0], *(a.out for a in plan.axes)), cdt)
+    first = True
+    for out, src in zip(taps.out, taps.src, strict=True):
+        region = acc[out]
+        if first and region.shape == acc.shape:
+            np.add(raw[src], cdt.type(0), out=acc)
+        else:
+            if first:
+                acc.fill(0)
+            np.add(region, raw[src], out=region)
+        first = False
+    if first:
+        acc.fill(0)
+    return acc
 
 
 PARALLEL_BYTES = 1 << 20
@@ -753,10 +788,19 @@ def _found_polyphase(buffers: list[Array], acc: Array, lay: _Layout, planes: int
     tap_dtype = np.int16 if len(lay.taps) < 32000 else np.int32
     found = np.full(acc.shape, -1, dtype=tap_dtype)
     equal = np.empty(acc.shape, dtype=bool)
+    spare = np.empty_like(found)
     for tap in reversed(lay.taps):
         np.equal(_tap_source(buffers[tap[1]], tap, planes, lay), acc, out=equal)
-        np.copyto(found, tap[0], where=equal)
+        _mark(found, tap[0], equal, spare)
     return _valid(found, planes, lay)
+
+
+def _mark(found: Array, number: int, where: Array, spare: Array) -> None:
+    """found[where] = number, computed as found -= (found - number) * where: three vector
+    operations are about ten times faster than numpy's masked copy (measured)."""
+    np.subtract(found, number, out=spare)
+    np.multiply(spare, where, out=spare)
+    np.subtract(found, spare, out=found)
 
 
 def _store(acc: Array, dst: Array, name: str) -> None:
@@ -843,10 +887,11 @@ def _found_box(chunk: Array, values: Array, taps: _Taps) -> Array:
     n_taps = max(taps.number, default=0) + 1
     tap_dtype = np.int16 if n_taps < 32000 else np.int32
     found = np.full(values.shape, -1, dtype=tap_dtype)
+    spare = np.empty_like(found)
     for number, o, s in zip(
         reversed(taps.number), reversed(taps.out), reversed(taps.src), strict=True
     ):
-        np.copyto(found[o], number, where=np.equal(chunk[s], values[o]))
+        _mark(found[o], number, np.equal(chunk[s], values[o]), spare[o])
     return found
 
 
