@@ -526,8 +526,10 @@ def pool(x: Array, plan: PoolPlan, threads: int | None = None) -> tuple[Array, A
             elif name in ("float16", "bfloat16") and plan.nan_max == "ignore":
                 out_s[p0:p1] = _half_max_chunk(raw, plan, name, lowest, idx_s, p0, work)
             else:
-                values = _max_chunk(raw, plan, name, cdt, lowest, empty_value, idx_s, p0, work)
-                _store(values, out_s[p0:p1], name)
+                dst = out_s[p0:p1]
+                values = _max_chunk(raw, plan, name, cdt, lowest, empty_value, idx_s, p0, work, dst)
+                if values is not dst:
+                    _store(values, dst, name)
 
     starts = range(0, planes, rows)
     workers = _threads(threads)
@@ -614,16 +616,23 @@ def _axis_taps_cached(axis: AxisPlan) -> tuple[_Tap, ...]:
 
 
 def _axis_max(
-    a: Array, ax: int, axis: AxisPlan, op: Callable[..., Any], pad: float | int, work: Scratch
+    a: Array,
+    ax: int,
+    axis: AxisPlan,
+    op: Callable[..., Any],
+    pad: float | int,
+    work: Scratch,
+    into: Array | None = None,
 ) -> Array:
     """Reduce dimension `ax` (0 = first spatial) of a (planes, *spatial) array to the axis's
-    windows: one strided operation per tap; windows with no tap inside the input keep `pad`."""
+    windows (in `into` if given, C-contiguous): one strided operation per tap; windows with no
+    tap inside the input keep `pad`."""
     dim = ax + 1
     if dim == a.ndim - 1 and axis.size == axis.out * axis.stride and a.flags.c_contiguous:
-        return _last_axis_max(a, ax, axis, op, pad, work)
+        return _last_axis_max(a, ax, axis, op, pad, work, into)
     shape = list(a.shape)
     shape[dim] = axis.out
-    b = work.take(("axis", ax), tuple(shape), a.dtype)
+    b = into if into is not None else work.take(("axis", ax), tuple(shape), a.dtype)
     head = (slice(None),) * dim
     taps = _axis_taps_cached(axis)
     full = [t for t in taps if t.out.start == 0 and t.out.stop == axis.out]
@@ -641,7 +650,13 @@ def _axis_max(
 
 
 def _last_axis_max(
-    a: Array, ax: int, axis: AxisPlan, op: Callable[..., Any], pad: float | int, work: Scratch
+    a: Array,
+    ax: int,
+    axis: AxisPlan,
+    op: Callable[..., Any],
+    pad: float | int,
+    work: Scratch,
+    into: Array | None = None,
 ) -> Array:
     """The last-axis pass when n = out * stride: all rows of the chunk form one long row of
     `out` groups of `stride` elements, so every tap is a single strided 1-D operation over the
@@ -650,7 +665,11 @@ def _last_axis_max(
     s, out = axis.stride, axis.out
     rows = a.size // axis.size
     groups = a.reshape(rows * out, s)
-    b = work.take(("axis", ax), (rows, out), a.dtype)
+    b = (
+        into.reshape(rows, out)
+        if into is not None
+        else work.take(("axis", ax), (rows, out), a.dtype)
+    )
     flat = b.reshape(-1)
     total = rows * out
     taps = [(t * axis.dilation - axis.pad_begin) for t in range(axis.window)]
@@ -677,7 +696,7 @@ def _last_axis_max(
         op(view, groups[lo + q : hi + q, c], out=view)
         if keep is not None and saved is not None:
             keep[...] = saved
-    return b.reshape((*a.shape[:-1], out))
+    return into if into is not None else b.reshape((*a.shape[:-1], out))
 
 
 def _max_chunk(
@@ -690,8 +709,11 @@ def _max_chunk(
     idx_s: Array | None,
     p0: int,
     work: Scratch,
+    dst: Array | None = None,
 ) -> Array:
-    """Max pooling of a chunk: separable, one axis at a time (the order of a max is free)."""
+    """Max pooling of a chunk: separable, one axis at a time (the order of a max is free).
+    The last pass writes into `dst` (the chunk's output) when it has the compute type, and
+    then the result is `dst` itself."""
     floating = cdt.kind == "f"
     chunk = _to_compute(raw, name, cdt)
     if not floating:
@@ -720,7 +742,8 @@ def _max_chunk(
     else:
         values = chunk
         for ax in reversed(range(len(plan.axes))):
-            values = _axis_max(values, ax, plan.axes[ax], op, pad, work)
+            into = dst if ax == 0 and dst is not None and dst.dtype == cdt else None
+            values = _axis_max(values, ax, plan.axes[ax], op, pad, work, into)
         if floating and plan.nan_max == "ignore":
             # openvino starts from lowest() and keeps a tap only when greater: -inf and
             # all-NaN windows give lowest()
