@@ -511,18 +511,17 @@ def pool(x: Array, plan: PoolPlan, threads: int | None = None) -> tuple[Array, A
                     values = _mean_values(values, plan, out.dtype)
                 _store(values, out_s[p0:p1], name)
             elif plan.reduce == "mean":
-                if direct_sums:
-                    sums = _direct_sum_chunk(raw, plan, cdt, work)
-                    _store(
-                        _mean_values(sums, plan, out.dtype, slice(None), work), out_s[p0:p1], name
-                    )
-                    return
                 for j0 in range(0, plan.axes[0].out, block_rows):
                     j1 = min(plan.axes[0].out, j0 + block_rows)
-                    part = lay if block_rows == plan.axes[0].out else _block(lay, j0, j1)
-                    sums = _sum_chunk(raw, part, name, cdt, work)
-                    means = _mean_values(sums, plan, out.dtype, slice(j0, j1), work)
-                    _store(means, out_s[p0:p1, j0:j1], name)
+                    if direct_sums:
+                        sums = _direct_sum_chunk(raw, plan, cdt, work)
+                    else:
+                        part = lay if block_rows == plan.axes[0].out else _block(lay, j0, j1)
+                        sums = _sum_chunk(raw, part, name, cdt, work)
+                    dst = out_s[p0:p1, j0:j1]
+                    means = _mean_values(sums, plan, out.dtype, slice(j0, j1), work, dst)
+                    if means is not dst:
+                        _store(means, dst, name)
             elif name in ("float16", "bfloat16") and plan.nan_max == "ignore":
                 out_s[p0:p1] = _half_max_chunk(raw, plan, name, lowest, idx_s, p0, work)
             else:
@@ -856,6 +855,7 @@ def _mean_values(
     out_dtype: np.dtype[Any],
     rows: slice = slice(None),
     scratch: Scratch | None = None,
+    dst: Array | None = None,
 ) -> Array:
     """Sums to means under the plan's divisor, integer rounding and empty-window rules;
     `rows` selects the output rows of the first spatial axis the sums belong to."""
@@ -863,7 +863,10 @@ def _mean_values(
     if isinstance(div, np.ndarray):
         div = div[rows]
     if work.dtype.kind == "f":
-        into = None if scratch is None else scratch.take("mean", work.shape, work.dtype)
+        if dst is not None and dst.dtype == work.dtype:
+            into: Array | None = dst  # the means go straight to the output
+        else:
+            into = None if scratch is None else scratch.take("mean", work.shape, work.dtype)
         result = np.divide(work, np.asarray(div, dtype=work.dtype), out=into)
     elif plan.int_mean == "trunc":
         d = np.asarray(div, dtype=np.int64)
