@@ -1125,7 +1125,7 @@ def model_cases(
                 ) from None
             try:
                 found, missing = openvino_rt.probe_layers(
-                    path, [la.name or la.label for la in layers], inputs
+                    path, [la.name or la.label for la in layers], inputs, held=False
                 )
             except Exception as e:  # openvino's own exceptions: it cannot read or run it
                 raise UsageError(

@@ -319,16 +319,26 @@ def run_graph(
     bound = bind_inputs(graph, inputs, cast)
     index_of = {la.id: la.index for la in graph.layers}
     values: dict[tuple[int, int], Array] = {}
+    # openvino's CPU plugin at f32 inference precision runs an f16 graph in f32: an f16 tensor
+    # between layers keeps its f32 value, a Convert to f16 rounds nothing, and only the outputs
+    # are rounded to f16 (measured on chains; bf16 is rounded at every layer).  `held` marks
+    # the tensors kept in float32 that the IR declares f16.
+    hold_f16 = graph.format != "onnx" and convention in (None, "openvino")
+    held: set[tuple[int, int]] = set()
+    f16 = np.dtype(np.float16)
     result = RunResult()
     for layer in graph.topological():
         kind = layer.type.lower()
         ins: list[Array] = []
         optional: list[Array | None] = []
+        first_key: tuple[int, int] | None = None
         for port in layer.inputs:
             assert layer.id is not None
             edge = graph.producer(layer.id, port.id)
             if edge is not None:
-                optional.append(values[(index_of[edge.from_layer], edge.from_port)])
+                key = (index_of[edge.from_layer], edge.from_port)
+                first_key = key if first_key is None else first_key
+                optional.append(values[key])
             elif port.names and port.names[0] in graph.initializers:
                 optional.append(np.asarray(graph.initializers[port.names[0]]))
             else:
@@ -336,19 +346,25 @@ def run_graph(
         ins = [a for a in optional if a is not None]
         if kind not in ("parameter", "const") and not ins:
             raise IrParseError(f"{layer.type} has no connected input", layer.where())
+        holds = False  # whether output 0 is an f16 tensor held in float32
         if kind == "parameter":
             outs = [bound[layer.index]]
             result.inputs[layer.label] = bound[layer.index]
+            holds = hold_f16 and outs[0].dtype == f16
         elif kind == "const":
             outs = [read_const(graph, layer)]
+            holds = hold_f16 and outs[0].dtype == f16
         elif kind == "convert":
             target = layer.data.get("destination_type", "").strip()
             if not target:
                 raise IrParseError("Convert has no destination_type", layer.where())
-            _numpy_dtype(target, layer.where())
-            outs = [convert(ins[0], target)]
+            dtype = _numpy_dtype(target, layer.where())
+            if hold_f16 and dtype == f16 and ins[0].dtype.kind == "f":
+                outs, holds = [ins[0]], True
+            else:
+                outs = [convert(ins[0], target)]
         elif kind == "identity":
-            outs = [ins[0]]
+            outs, holds = [ins[0]], first_key in held
         elif kind in ("squeeze", "unsqueeze"):
             outs = [_squeeze(layer, kind, ins)]
         elif layer.type == "QLinearAveragePool":
@@ -357,15 +373,31 @@ def run_graph(
             outs = [q]
         elif kind == "result":
             name = layer.name or layer.label
-            result.outputs[name] = v10_output(ins[0]) if graph.ir_version == 10 else ins[0]
+            out = _declared(ins[0], first_key in held)
+            result.outputs[name] = v10_output(out) if graph.ir_version == 10 else out
             continue
         else:
-            p, outs = run_pooling(layer, ins[0], convention, limit)
+            x = ins[0]
+            holds = first_key in held
+            if holds and x.dtype != np.float32:
+                x = x.astype(np.float32)  # an f16 tensor, or an f64 one a Convert marked f16
+            p, outs = run_pooling(layer, x, convention, limit)
             result.plans[layer.label] = p
-        for port, array in zip(layer.outputs, outs, strict=False):
-            values[(layer.index, port.id)] = array
-            result.tensors[f"{layer.label}:{port.id}"] = array
+        for number, (port, array) in enumerate(zip(layer.outputs, outs, strict=False)):
+            key = (layer.index, port.id)
+            values[key] = array
+            if holds and number == 0:
+                held.add(key)
+            result.tensors[f"{layer.label}:{port.id}"] = _declared(array, key in held)
     return result
+
+
+def _declared(array: Array, held: bool) -> Array:
+    """A tensor in its declared element type (an f16 tensor held in float32 rounded to f16)."""
+    if not held:
+        return array
+    with np.errstate(over="ignore"):  # beyond f16's range is +-inf, as openvino converts
+        return np.asarray(array.astype(np.float16))
 
 
 def _squeeze(layer: Layer, kind: str, ins: list[Array]) -> Array:

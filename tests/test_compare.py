@@ -109,3 +109,22 @@ def test_mismatch_rules_by_hand() -> None:
     assert mismatches(got, want, atol=1, exact=True).tolist() == [0, 0, 0, 1, 0, 1, 1, 1]
     assert mismatches(got, want, nan_equal=False).tolist() == [0, 1, 0, 1, 0, 1, 1, 1]
     assert mismatches(got, want, signed_zero=True).tolist() == [0, 0, 0, 1, 1, 1, 1, 1]
+
+
+def test_f16_chains_compare_with_the_values_openvino_holds(ov: ModuleType, tmp_path: Path) -> None:
+    """openvino (f32 precision) feeds the second f16 average the first one's float32 values; a
+    probe of the f16 tensor would show them rounded and fake a mismatch of a few ulps."""
+    from openvino import opset1
+
+    x = opset1.parameter([1, 2, 9, 9], ov.Type.f16, name="x")
+    first = opset1.avg_pool(x, [1, 1], [1, 1], [1, 1], [3, 3], False, "floor", "explicit")
+    second = opset1.avg_pool(first, [2, 2], [0, 0], [0, 0], [2, 2], True, "ceil", "explicit")
+    first.set_friendly_name("a1")
+    second.set_friendly_name("a2")
+    path = tmp_path / "f16chain.xml"
+    ov.save_model(ov.Model([opset1.result(second)], [x]), str(path))
+    out = irpool("compare", str(path), "--json")
+    assert out.returncode == 0, out.stdout + out.stderr
+    layers = json.loads(out.stdout)["layers"]
+    assert [la["layer"] for la in layers] == ["a1", "a2"]
+    assert all(o["dtype"] == "float16" for la in layers for o in la["outputs"])

@@ -117,10 +117,12 @@ def probe_layers(
     names: list[str],
     inputs: Mapping[str, np.ndarray],
     precision: str = DEFAULT_PRECISION,
+    held: bool = True,
 ) -> tuple[dict[str, tuple[list[np.ndarray], list[np.ndarray]]], list[str]]:
     """Run the whole model in openvino and return, for every named layer that openvino's graph
     still has, (its input tensors, its output tensors); and the names it does not have
-    (openvino drops layers that reach no Result)."""
+    (openvino drops layers that reach no Result).  With `held`, f16 inputs come as the float32
+    values the plugin holds (see below); without, rounded to f16 as their type says."""
     model = read_path(path)
     ops = {op.get_friendly_name(): op for op in model.get_ordered_ops()}
     wanted: dict[str, tuple[list[Any], list[Any]]] = {}
@@ -133,6 +135,16 @@ def probe_layers(
         ins = [op.input(i).get_source_output() for i in range(op.get_input_size())]
         outs = [op.output(i) for i in range(op.get_output_size())]
         wanted[name] = (ins, outs)
+    if held and precision == "f32":
+        # at f32 precision the plugin holds f16 tensors in float32 between layers (a layer's
+        # input is not rounded to f16): read them through a Convert to f32, which shows the
+        # value the next layer really gets
+        from openvino import opset1
+
+        for ins, _ in wanted.values():
+            for i, source in enumerate(ins):
+                if source.get_element_type() == load().Type.f16:
+                    ins[i] = opset1.convert(source, "f32").output(0)
     extra = [o for ins, outs in wanted.values() for o in (*ins, *outs)]
     if extra:
         model.add_outputs(extra)
