@@ -101,8 +101,9 @@ def check_input(layer: Layer, array: Array, cast: bool, v10: bool = False) -> Ar
     et = _element_type(layer)
     want = _numpy_dtype(et, where)
     if v10 and want == np.float16 and array.dtype == np.float32:
-        # openvino feeds f16 Parameters of IR v10 models from f32 inputs
-        array = array.astype(np.float16)
+        # openvino runs an f16 IR v10 net in f32 from end to end: its f16 Parameters take f32
+        # inputs, unrounded (measured), and run_graph holds them as f16 tensors in f32
+        want = array.dtype
     if array.dtype != want:
         if want.name == "bfloat16" and array.dtype == np.uint16:
             array = array.view(want)  # bfloat16 given as its bit pattern (.npy cannot say)
@@ -326,6 +327,7 @@ def run_graph(
     hold_f16 = graph.format != "onnx" and convention in (None, "openvino")
     held: set[tuple[int, int]] = set()
     f16 = np.dtype(np.float16)
+    v10 = graph.ir_version == 10  # outputs f32 and never rounded to f16 (see v10_output)
     result = RunResult()
     for layer in graph.topological():
         kind = layer.type.lower()
@@ -350,7 +352,7 @@ def run_graph(
         if kind == "parameter":
             outs = [bound[layer.index]]
             result.inputs[layer.label] = bound[layer.index]
-            holds = hold_f16 and outs[0].dtype == f16
+            holds = hold_f16 and _numpy_dtype(_element_type(layer), layer.where()) == f16
         elif kind == "const":
             outs = [read_const(graph, layer)]
             holds = hold_f16 and outs[0].dtype == f16
@@ -373,8 +375,8 @@ def run_graph(
             outs = [q]
         elif kind == "result":
             name = layer.name or layer.label
-            out = _declared(ins[0], first_key in held)
-            result.outputs[name] = v10_output(out) if graph.ir_version == 10 else out
+            out = _declared(ins[0], first_key in held and not v10)
+            result.outputs[name] = v10_output(out) if v10 else out
             continue
         else:
             x = ins[0]
@@ -388,7 +390,7 @@ def run_graph(
             values[key] = array
             if holds and number == 0:
                 held.add(key)
-            result.tensors[f"{layer.label}:{port.id}"] = _declared(array, key in held)
+            result.tensors[f"{layer.label}:{port.id}"] = _declared(array, key in held and not v10)
     return result
 
 

@@ -370,3 +370,29 @@ def test_a_convert_to_f16_inside_the_net_rounds_nothing(ov: ModuleType, tmp_path
     flat = x.ravel()
     unrounded = ((flat[:-1] + flat[1:]) * np.float32(0.5)).astype(np.float16)
     np.testing.assert_array_equal(got.outputs[name].ravel(), unrounded)  # hand arithmetic
+
+
+@pytest.mark.oracle
+def test_f16_ir_v10_nets_run_in_f32_throughout(ov: ModuleType, tmp_path: Path) -> None:
+    """openvino reads an f16 IR v10 net as an f32 one: f32 inputs are not rounded to f16, and
+    neither is anything after them (measured); v11 rounds the outputs."""
+    from openvino import opset1
+
+    import irpool
+
+    x = opset1.parameter([1, 2, 9, 9], ov.Type.f16, name="x")
+    first = opset1.avg_pool(x, [1, 1], [1, 1], [1, 1], [3, 3], False, "floor", "explicit")
+    second = opset1.avg_pool(first, [2, 2], [0, 0], [0, 0], [2, 2], True, "ceil", "explicit")
+    v11 = tmp_path / "v11.xml"
+    ov.save_model(ov.Model([opset1.result(second)], [x]), str(v11))
+    v10 = tmp_path / "v10.xml"
+    v10.write_text(v11.read_text().replace('version="11"', 'version="10"', 1))
+    (tmp_path / "v10.bin").write_bytes((tmp_path / "v11.bin").read_bytes())
+    data = np.random.default_rng(4).standard_normal((1, 2, 9, 9)).astype(np.float32)
+    for path, given in ((v10, data), (v11, data.astype(np.float16))):
+        want = openvino_outputs(str(path), {"x": given})
+        got = irpool.run(str(path), given)
+        assert isinstance(got, RunResult)
+        for name, value in want.items():
+            assert got.outputs[name].dtype == value.dtype, path.name
+            np.testing.assert_array_equal(got.outputs[name], value, err_msg=path.name)
