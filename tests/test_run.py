@@ -296,8 +296,9 @@ def test_nets_written_by_openvino_match_it(ov: ModuleType, tmp_path: Path) -> No
     run by `irpool.run` from the .xml: every output bit-identical to openvino's CPU plugin.
 
     Chains of f16 layers pin down that openvino keeps f16 tensors in f32 between layers. One
-    openvino quirk is left out: in a u8 chain with more than one channel, a window with no
-    input (0/0) that feeds another layer comes out 255 instead of the 0 a Result gets."""
+    openvino quirk is left out (docs/semantics.md): in a u8 chain with more than one channel,
+    a window with no input (0/0) that feeds another layer comes out 255 instead of the 0 a
+    Result gets."""
     from openvino import opset1
 
     import irpool
