@@ -322,9 +322,12 @@ def run_graph(
     values: dict[tuple[int, int], Array] = {}
     # openvino's CPU plugin at f32 inference precision runs an f16 graph in f32: an f16 tensor
     # between layers keeps its f32 value, a Convert to f16 rounds nothing, and only the outputs
-    # are rounded to f16 (measured on chains; bf16 is rounded at every layer).  `held` marks
-    # the tensors kept in float32 that the IR declares f16.
-    hold_f16 = graph.format != "onnx" and convention in (None, "openvino")
+    # are rounded to f16 (measured on chains; bf16 is rounded at every layer).  onnxruntime's
+    # CPU pooling kernels are float32 ones, and the casts it puts around them cancel between
+    # two pooling nodes: the same holds there (measured).  `held` marks the tensors kept in
+    # float32 that the model declares f16.
+    onnx_model = graph.format == "onnx"
+    hold_f16 = convention in (None, "onnx" if onnx_model else "openvino")
     held: set[tuple[int, int]] = set()
     f16 = np.dtype(np.float16)
     v10 = graph.ir_version == 10  # outputs f32 and never rounded to f16 (see v10_output)
@@ -340,7 +343,10 @@ def run_graph(
             if edge is not None:
                 key = (index_of[edge.from_layer], edge.from_port)
                 first_key = key if first_key is None else first_key
-                optional.append(values[key])
+                value = values[key]
+                if onnx_model and kind not in POOLING_KINDS and kind != "identity":
+                    value = _declared(value, key in held)  # the cast back to f16 stays
+                optional.append(value)
             elif port.names and port.names[0] in graph.initializers:
                 optional.append(np.asarray(graph.initializers[port.names[0]]))
             else:
@@ -392,6 +398,10 @@ def run_graph(
                 held.add(key)
             result.tensors[f"{layer.label}:{port.id}"] = _declared(array, key in held and not v10)
     return result
+
+
+POOLING_KINDS = ("averagepool", "maxpool", "avgpool", "result")
+"""Node kinds that take a held f16 tensor as it is (Results round it themselves)."""
 
 
 def _declared(array: Array, held: bool) -> Array:

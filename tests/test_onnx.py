@@ -492,3 +492,63 @@ def test_explain_reads_onnx(onnx: ModuleType) -> None:
     out = irpool("explain", str(ROOT / "fixtures" / "divergences" / "d2_maxpool_ceil.onnx"))
     assert out.returncode == 0, out.stderr
     assert "convention onnx" in out.stdout and "[1, 1, 2, 2] -> [1, 1, 1, 1]" in out.stdout
+
+
+def _f16_chain(onnx: ModuleType, path: Path, squeeze: bool) -> None:
+    """AveragePool -> AveragePool -> MaxPool(1x1) -> [Unsqueeze -> Squeeze] -> AveragePool, f16."""
+    from onnx import TensorProto, helper
+
+    nodes = [
+        helper.make_node("AveragePool", ["x"], ["a"], kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
+        helper.make_node("AveragePool", ["a"], ["b"], kernel_shape=[2, 2], strides=[2, 2]),
+        helper.make_node("MaxPool", ["b"], ["c"], kernel_shape=[1, 1]),
+    ]
+    last = "c"
+    if squeeze:
+        nodes += [
+            helper.make_node("Unsqueeze", ["c", "axis"], ["u"]),
+            helper.make_node("Squeeze", ["u", "axis"], ["s"]),
+        ]
+        last = "s"
+    nodes.append(
+        helper.make_node("AveragePool", [last], ["y"], kernel_shape=[1, 2], strides=[1, 2])
+    )
+    for i, node in enumerate(nodes):
+        node.name = f"n{i}"
+    graph = helper.make_graph(
+        nodes,
+        "chain",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT16, [1, 3, 6, 24])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT16, None)],
+        initializer=[helper.make_tensor("axis", TensorProto.INT64, [1], [0])],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 19)])
+    model.ir_version = 9
+    onnx.save(model, str(path))
+
+
+@pytest.mark.parametrize("squeeze", [False, True])
+def test_f16_chains_as_onnxruntime_runs_them(
+    onnx: ModuleType, ort: ModuleType, tmp_path: Path, squeeze: bool
+) -> None:
+    """onnxruntime pools f16 in float32 and cancels the casts between two pooling nodes, so a
+    chain is rounded to f16 only at the end, or where another node (Squeeze) needs f16: run
+    matches it bit for bit, and compare rebuilds the float32 values between the nodes."""
+    import irpool
+
+    path = tmp_path / "chain.onnx"
+    _f16_chain(onnx, path, squeeze)
+    x = np.random.default_rng(0).standard_normal((1, 3, 6, 24)).astype(np.float16)
+    want = onnxruntime_rt.session(str(path)).run(None, {"x": x})[0]
+    got = irpool.run(str(path), {"x": x})
+    assert not isinstance(got, dict)
+    np.testing.assert_array_equal(got.outputs["y"], want)
+    np.save(tmp_path / "x.npy", x)
+    out = subprocess.run(
+        [sys.executable, "-m", "irpool", "compare", str(path), "-i", str(tmp_path / "x.npy")],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+    )
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "4 pooling layer(s) compared, 0 differ" in out.stdout
