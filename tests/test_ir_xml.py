@@ -346,3 +346,40 @@ def test_fifo_model_and_fifo_entity_target_are_never_opened(tmp_path: Path) -> N
 def test_wrong_encoding_bytes(tmp_path: Path) -> None:
     with pytest.raises(IrParseError, match="UTF-8"):
         load(write(tmp_path, net().encode() + b"\xff\xfe<"))
+
+
+@pytest.mark.parametrize("encoding", ["rot13", "base64", "zlib", "bz2", "hex", "uu", "undefined"])
+def test_declared_codec_that_is_not_a_text_encoding(tmp_path: Path, encoding: str) -> None:
+    text = net().replace('<?xml version="1.0"?>', f'<?xml version="1.0" encoding="{encoding}"?>')
+    with pytest.raises(IrParseError, match="not a text encoding"):
+        load(write(tmp_path, text))
+
+
+@pytest.mark.parametrize(
+    ("attribute", "value"),
+    [
+        ("kernel", "\u00b2, 2"),  # superscript two: str.isdigit() says yes, int() says no
+        ("kernel", "\u0662, 2"),  # Arabic-Indic two: int() reads it, openvino refuses it
+        ("strides", "99999999999999999999999, 2"),  # beyond int64: openvino cannot parse it
+        ("pads_begin", "9223372036854775808, 0"),  # 2^63
+    ],
+)
+def test_integer_lists_are_ascii_int64(tmp_path: Path, attribute: str, value: str) -> None:
+    import irpool
+
+    original = {"kernel": 'kernel="2, 2"', "strides": 'strides="2,2"'}.get(
+        attribute, 'pads_begin="0, 0"'
+    )
+    path = write(tmp_path, net().replace(original, f'{attribute}="{value}"'))
+    with pytest.raises(IrpoolError, match="64-bit integers") as info:
+        irpool.check(path)
+    assert str(info.value).startswith(f"{path}:")
+
+
+def test_megabytes_of_leading_whitespace_are_skipped_in_one_step(tmp_path: Path) -> None:
+    # 8 million blank characters before the root (under libxml2's 10 MB text limit, which
+    # refuses larger runs): the prolog scan must not walk them one by one in Python (that
+    # took seconds); the file then reads normally
+    path = write(tmp_path, " \n" * 4_000_000 + net().replace('<?xml version="1.0"?>', ""))
+    graph = load(path)
+    assert [layer.name for layer in graph.layers][:2] == ["x", "pool"]

@@ -93,12 +93,20 @@ def _line_at(text: str, offset: int) -> int:
     return text.count("\n", 0, offset) + 1
 
 
+_XML_SPACE = " \t\r\n"
+_SPACE_RUN = re.compile(r"[ \t\r\n]+")
+_ELEMENT_NAME = re.compile(r"<([A-Za-z_][\w.:-]*)")
+
+
 def _scan_prolog(text: str, path: str) -> tuple[str, int]:
     """The name and line of the first element; refuses a DOCTYPE before anything is parsed."""
     i, n = 0, len(text)
     while i < n:
-        if text[i].isspace():
-            i += 1
+        if text[i] in _XML_SPACE:
+            # one regex step over a run of whitespace (a character loop takes seconds on the
+            # megabytes of blank lines a hostile file can start with)
+            space = _SPACE_RUN.match(text, i)
+            i = space.end() if space else i + 1
         elif text.startswith("<!--", i):
             end = text.find("-->", i + 4)
             if end == -1:
@@ -112,14 +120,14 @@ def _scan_prolog(text: str, path: str) -> tuple[str, int]:
                 )
             i = end + 2
         elif text.startswith("<!", i):
-            kind = "DOCTYPE" if text[i:].upper().startswith("<!DOCTYPE") else "declaration"
+            kind = "DOCTYPE" if text[i : i + 9].upper() == "<!DOCTYPE" else "declaration"
             raise IrParseError(
                 f"the file has a {kind} (DTD) block; an IR never has one, and irpool does not "
                 "load DTDs or expand entities; remove it",
                 Where(path, _line_at(text, i)),
             )
         elif text[i] == "<":
-            m = re.match(r"<([A-Za-z_][\w.:-]*)", text[i:])
+            m = _ELEMENT_NAME.match(text, i)
             if not m:
                 break
             return m.group(1), _line_at(text, i)

@@ -168,6 +168,14 @@ def decode_xml(data: bytes, path: str) -> str:
             f"bytes are not valid {encoding.upper()} (byte {e.start}: {e.reason})",
             Where(file=path, line=line),
         ) from None
+    except (LookupError, UnicodeError, ValueError):
+        # codecs that are not text encodings (rot13, base64, zlib, ...) or that cannot decode
+        # at all (undefined, punycode on non-ASCII bytes)
+        raise IrParseError(
+            f"the XML declaration names encoding {encoding!r}, which is not a text encoding "
+            "irpool can read; expected UTF-8, UTF-16 or a standard encoding such as ISO-8859-1",
+            where,
+        ) from None
     if text.startswith("\ufeff"):
         text = text[1:]
     return text

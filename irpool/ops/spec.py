@@ -12,6 +12,9 @@ from dataclasses import dataclass
 from typing import Literal
 
 from ..errors import SpecError
+from ..model import INT64_MAX, parse_int
+
+INT64_MIN = -INT64_MAX - 1
 
 Domain = Literal["openvino", "ai.onnx", "com.microsoft"]
 AttrKind = Literal["ints", "int", "bool", "enum", "str"]
@@ -110,17 +113,23 @@ REGISTRY = Registry()
 
 
 def parse_int_list(raw: str) -> tuple[int, ...] | None:
-    """`"2, 2"` or `"2,2"` -> (2, 2); empty -> (); anything else -> None."""
+    """`"2, 2"` or `"2,2"` -> (2, 2); empty -> (); anything else, digits other than ASCII and
+    values outside int64 included (openvino cannot parse them either), -> None."""
     text = raw.strip()
     if text == "":
         return ()
     out: list[int] = []
     for part in text.split(","):
-        p = part.strip()
-        if not p or not (p.isdigit() or (p[0] in "+-" and p[1:].isdigit())):
+        value = parse_int(part)
+        if value is None or not INT64_MIN <= value <= INT64_MAX:
             return None
-        out.append(int(p))
+        out.append(value)
     return tuple(out)
+
+
+def _brief(raw: str, limit: int = 60) -> str:
+    """An attribute value short enough for a one-line message."""
+    return raw if len(raw) <= limit else f"{raw[:limit]}... ({len(raw)} characters)"
 
 
 def read_ir_value(attr: Attr, raw: str) -> object:
@@ -128,27 +137,30 @@ def read_ir_value(attr: Attr, raw: str) -> object:
     if attr.kind == "ints":
         values = parse_int_list(raw)
         if values is None:
-            raise SpecError(f'"{attr.wire}"="{raw}" is not a list of integers such as "2, 2"')
+            raise SpecError(
+                f'"{attr.wire}"="{_brief(raw)}" is not a list of 64-bit integers such as "2, 2"'
+            )
         if attr.minimum is not None and any(v < attr.minimum for v in values):
             raise SpecError(
-                f'"{attr.wire}"="{raw}" has a value below {attr.minimum}; '
+                f'"{attr.wire}"="{_brief(raw)}" has a value below {attr.minimum}; '
                 f"expected integers >= {attr.minimum}"
             )
         return values
     if attr.kind == "int":
         values = parse_int_list(raw)
         if values is None or len(values) != 1:
-            raise SpecError(f'"{attr.wire}"="{raw}" is not an integer')
+            raise SpecError(f'"{attr.wire}"="{_brief(raw)}" is not a 64-bit integer')
         return values[0]
     if attr.kind == "bool":
         low = raw.strip().lower()
         if low not in ("true", "false"):
-            raise SpecError(f'"{attr.wire}"="{raw}"; expected true or false')
+            raise SpecError(f'"{attr.wire}"="{_brief(raw)}"; expected true or false')
         return low == "true"
     if attr.kind == "enum":
         low = raw.strip().lower()
         if low not in attr.choices:
-            raise SpecError(f'"{attr.wire}"="{raw}"; expected one of {", ".join(attr.choices)}')
+            choices = ", ".join(attr.choices)
+            raise SpecError(f'"{attr.wire}"="{_brief(raw)}"; expected one of {choices}')
         return low
     return raw
 
