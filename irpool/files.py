@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import stat
 import tempfile
 from collections.abc import Callable, Iterable, Iterator
@@ -57,13 +58,34 @@ UMASK = _process_umask()
 """The umask, read once at import (reading it means setting it, which threads must not race)."""
 
 
+TEMP_FILE_PREFIX = ".irpool-"
+TEMP_FILE_SUFFIX = ".tmp"
+"""atomic_open writes `TEMP_FILE_PREFIX + random + TEMP_FILE_SUFFIX` beside its target; a
+process killed (SIGKILL) between that write and the rename leaves the file behind."""
+_TEMP_FILE = re.compile(
+    re.escape(TEMP_FILE_PREFIX) + r"[A-Za-z0-9_]+" + re.escape(TEMP_FILE_SUFFIX) + r"\Z"
+)
+
+
+def is_temporary_file(folder: str, name: str) -> bool:
+    """Whether `folder/name` is a temporary file atomic_open left: named like one, and a
+    regular file (not a link or folder)."""
+    if not _TEMP_FILE.match(name):
+        return False
+    try:
+        mode = os.lstat(os.path.join(folder, name)).st_mode
+    except OSError:
+        return False
+    return stat.S_ISREG(mode)
+
+
 @contextlib.contextmanager
 def atomic_open(path: str, mode: str = "wb") -> Iterator[IO[bytes]]:
     """A temporary file beside `path`, renamed onto it when the block ends without error and
     removed otherwise, so that `path` is never half-written."""
     folder = os.path.dirname(os.path.abspath(path))
     try:
-        fd, tmp = tempfile.mkstemp(prefix=".irpool-", suffix=".tmp", dir=folder)
+        fd, tmp = tempfile.mkstemp(prefix=TEMP_FILE_PREFIX, suffix=TEMP_FILE_SUFFIX, dir=folder)
     except OSError as e:
         raise OutputError(f"cannot write in {folder}: {e.strerror}", Where(file=path)) from None
     try:

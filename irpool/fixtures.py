@@ -13,6 +13,7 @@ renamed into place when complete, so an interrupted run leaves whole cases or no
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import itertools
 import json
@@ -37,7 +38,7 @@ from . import __version__
 from .arrays import check_elements, load_arrays, mismatches, save_npy, save_npz
 from .cases import CASES, Case, IrLayer, ir_builder
 from .errors import IrpoolError, OutputError, UsageError, Where
-from .files import UMASK, atomic_write_text
+from .files import UMASK, atomic_write_text, is_temporary_file
 from .frontends.ir_writer import NetBuilder, int_list, ordered_data
 from .frontends.ir_xml import load, parse_text
 from .geometry import PoolParams, PoolPlan, same_pads
@@ -62,7 +63,8 @@ MODEL, WEIGHTS, INPUT, EXPECTED, META, INDEX = (
 )
 CASE_FILES = (MODEL, INPUT, EXPECTED, META)
 TEMP_PREFIX = ".irpool-tmp-"
-"""Folders being written (or being replaced) inside OUTDIR; `resume` and `force` remove them."""
+"""Folders being written (or being replaced) inside OUTDIR; `resume` and `force` remove them,
+and the temporary files `.irpool-*.tmp` of index.json (irpool.files.atomic_open)."""
 LAYER = "pool"
 MAX_GRID_CASES = 20000
 
@@ -1255,11 +1257,24 @@ def write_case(outdir: str, built: Built, force: bool, mask: int | None = None) 
         raise
 
 
+def _is_temporary(outdir: str, entry: str) -> bool:
+    """Whether OUTDIR/entry is something an interrupted run left: a case folder being written
+    (TEMP_PREFIX) or a file being written through a temporary name (index.json's)."""
+    path = os.path.join(outdir, entry)
+    if entry.startswith(TEMP_PREFIX):
+        return os.path.isdir(path) and not os.path.islink(path)
+    return is_temporary_file(outdir, entry)
+
+
 def _remove_temporaries(outdir: str) -> None:
     for entry in os.listdir(outdir):
-        path = os.path.join(outdir, entry)
-        if entry.startswith(TEMP_PREFIX) and os.path.isdir(path) and not os.path.islink(path):
-            shutil.rmtree(path, ignore_errors=True)
+        if _is_temporary(outdir, entry):
+            path = os.path.join(outdir, entry)
+            if os.path.isdir(path):
+                shutil.rmtree(path, ignore_errors=True)
+            else:
+                with contextlib.suppress(OSError):
+                    os.unlink(path)
 
 
 def prepare_outdir(outdir: str, force: bool, resume: bool) -> None:
@@ -1640,7 +1655,9 @@ def generate(
     the rest written.  With `force`, a non-empty OUTDIR is written into: case folders of the same
     name are replaced, but only irpool case folders (with an irpool meta.json); index.json is
     rewritten, but only if it is an irpool manifest (schema INDEX_SCHEMA); leftover temporary
-    folders (TEMP_PREFIX) are removed; nothing else is touched.  A case folder or index.json
+    folders (TEMP_PREFIX) and files (`.irpool-*.tmp`) are removed; nothing else is touched.
+    `resume` does the same with the temporaries, and starts over when OUTDIR holds nothing
+    else (a run killed while writing its first index.json).  A case folder or index.json
     that is not irpool's, or a case whose input range cannot be drawn, is refused before
     anything in OUTDIR is written.
     """
@@ -1671,7 +1688,9 @@ def generate(
     prepare_outdir(outdir, force, resume)
     if resume:
         previous = _read_index(outdir)
-        if previous is None and [e for e in os.listdir(outdir) if not e.startswith(TEMP_PREFIX)]:
+        # without index.json, a run was killed before its first manifest was in place (or
+        # OUTDIR was empty): nothing complete was written, so resume starts over
+        if previous is None and [e for e in os.listdir(outdir) if not _is_temporary(outdir, e)]:
             raise OutputError(
                 f"OUTDIR has no {INDEX} of an earlier run; cannot resume (use --force to write "
                 "into it anyway)",

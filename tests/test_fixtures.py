@@ -367,6 +367,94 @@ def test_killed_run_resumes_to_the_same_bytes(full_set: Path, tmp_path: Path) ->
     assert files_of(out) == files_of(full_set)
 
 
+# what irpool.files.atomic_open leaves when the process dies between writing its temporary
+# file and renaming it: a regular file named .irpool-XXXXXXXX.tmp beside index.json
+HALF_WRITTEN_INDEX = ".irpool-k3q_9zx1.tmp"
+
+
+def test_resume_and_force_remove_a_half_written_index(smoke_set: Path, tmp_path: Path) -> None:
+    """docs/fixtures.md: --resume and --force remove the temporary files .irpool-*.tmp, and the
+    result is byte-identical to an uninterrupted run."""
+    for option in ("--resume", "--force"):
+        out = tmp_path / option.strip("-")
+        shutil.copytree(smoke_set, out)
+        (out / HALF_WRITTEN_INDEX).write_text('{"schema": "irpool.fixtures/1", "comp')
+        refused = irpool("fixtures", str(out))
+        assert refused.returncode == 2 and "not empty" in refused.stderr
+        done = irpool("fixtures", str(out), option)
+        assert done.returncode == 0, done.stderr
+        assert files_of(out) == files_of(smoke_set), option
+    # a link or a folder that only looks like one is not irpool's temporary file: kept
+    out = tmp_path / "lookalikes"
+    shutil.copytree(smoke_set, out)
+    (out / ".irpool-folder01.tmp").mkdir()
+    (out / ".irpool-link0001.tmp").symlink_to(out / "index.json")
+    assert irpool("fixtures", str(out), "--force").returncode == 0
+    assert (out / ".irpool-folder01.tmp").is_dir() and (out / ".irpool-link0001.tmp").is_symlink()
+
+
+def test_resume_of_a_run_killed_at_its_first_index_starts_over(
+    smoke_set: Path, tmp_path: Path
+) -> None:
+    """Killed while its first index.json is written, a run leaves only that temporary file:
+    nothing complete, so --resume writes every case (docs/fixtures.md)."""
+    out = tmp_path / "first"
+    out.mkdir()
+    (out / HALF_WRITTEN_INDEX).write_text('{"schema": "irpool.fi')
+    resumed = irpool("fixtures", str(out), "--resume")
+    assert resumed.returncode == 0, resumed.stderr
+    assert "6 written, 0 kept" in resumed.stdout
+    assert files_of(out) == files_of(smoke_set)
+    # anything else besides the temporaries, without index.json: not an earlier run of ours
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / HALF_WRITTEN_INDEX).write_text("")
+    (other / "notes.txt").write_text("mine")
+    refused = irpool("fixtures", str(other), "--resume")
+    assert refused.returncode == 2 and "cannot resume" in refused.stderr
+    assert sorted(os.listdir(other)) == sorted([HALF_WRITTEN_INDEX, "notes.txt"])
+
+
+KILL_AT_INDEX_WRITE = """
+import os, signal, sys
+real_replace = os.replace
+count = [0]
+def replace(src, dst):
+    if os.path.basename(dst) == "index.json":
+        count[0] += 1
+        if count[0] == int(sys.argv[1]):
+            os.kill(os.getpid(), signal.SIGKILL)
+    return real_replace(src, dst)
+os.replace = replace
+from irpool.cli import main
+sys.exit(main(sys.argv[2:]))
+"""
+
+
+@pytest.mark.parametrize("write", [1, 2])
+def test_sigkill_while_index_json_is_written(smoke_set: Path, tmp_path: Path, write: int) -> None:
+    """A real SIGKILL between writing index.json's temporary file and renaming it (the first
+    write, before any case; the last one, after every case), then --resume."""
+    out = tmp_path / "killed"
+    killed = subprocess.run(
+        [sys.executable, "-c", KILL_AT_INDEX_WRITE, str(write), "fixtures", str(out)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    )
+    assert killed.returncode == -signal.SIGKILL, killed.stderr
+    left = sorted(os.listdir(out))
+    temporaries = [e for e in left if re.fullmatch(r"\.irpool-\w+\.tmp", e)]
+    assert len(temporaries) == 1, left
+    if write == 1:
+        assert left == temporaries
+    else:
+        assert json.loads((out / "index.json").read_text())["complete"] is False
+    again = irpool("fixtures", str(out), "--resume")
+    assert again.returncode == 0, again.stderr
+    assert files_of(out) == files_of(smoke_set)
+
+
 def test_resume_needs_the_same_options(tmp_path: Path) -> None:
     out = tmp_path / "s"
     assert irpool("fixtures", str(out)).returncode == 0
