@@ -220,11 +220,25 @@ _INT_RANGE: Mapping[str, tuple[int, int]] = {
 }
 
 
+_FLOAT_BITS: Mapping[str, int] = {"f16": 11, "bf16": 8, "f32": 24, "f64": 53}
+"""Significand bits (the implicit one included) of the float element types."""
+
+
+def _round_up(value: float, bits: int) -> float:
+    """The smallest number >= `value` with `bits` significant bits (exact float64 arithmetic;
+    subnormals and overflow do not arise within the ranges range_problem accepts)."""
+    if value == 0:
+        return 0.0
+    _, exponent = math.frexp(value)
+    ulp = math.ldexp(1.0, exponent - bits)
+    return math.ceil(value / ulp) * ulp
+
+
 def range_problem(low: float, high: float, element_type: str) -> str | None:
     """Why random_input cannot draw `element_type` values from [low, high], or None: the bounds
     must be finite with low < high; a float range must lie within the type's finite values (and
-    within +-2^53) and hold a multiple of 1/16; an integer range must hold an integer of the
-    type (integer bounds are clipped to the type's range)."""
+    within +-2^53) and hold a multiple of 1/16 that the type holds; an integer range must hold
+    an integer of the type (integer bounds are clipped to the type's range)."""
     if not (math.isfinite(low) and math.isfinite(high)) or not low < high:
         return "expected finite numbers low < high"
     if element_type in _INT_RANGE:
@@ -236,8 +250,17 @@ def range_problem(low: float, high: float, element_type: str) -> str | None:
         limit = min(_FLOAT_MAX[element_type], FLOAT_LIMIT)
         if low < -limit or high > limit:
             return f"expected low and high within [-{limit:.0f}, {limit:.0f}] for {element_type}"
-        if math.ceil(low / FLOAT_STEP) > math.floor(high / FLOAT_STEP):
+        first = math.ceil(low / FLOAT_STEP) * FLOAT_STEP
+        if first > high:
             return "holds no multiple of 1/16 (random float inputs are multiples of 1/16)"
+        # the first multiple of 1/16 from low on that the type holds: `first` itself, or (when
+        # the type's spacing there is 1/8 or more) `first` rounded up, a multiple of 1/8
+        held = _round_up(first, _FLOAT_BITS[element_type])
+        if held > high:
+            return (
+                f"holds no {element_type} value that is a multiple of 1/16 (random float inputs "
+                f"are; the first {element_type} value from {low!r} on is {held!r})"
+            )
     return None
 
 
@@ -248,7 +271,8 @@ def random_input(
     name: str,
     value_range: tuple[float, float] | None = None,
 ) -> Array:
-    """A deterministic random input: floats are multiples of 1/16, integers whole, in range."""
+    """A deterministic random input within [low, high]: floats are multiples of 1/16 that the
+    element type holds, integers whole numbers."""
     dtype = _numpy_dtype(element_type)
     low, high = input_range(element_type, value_range)
     rng = _case_rng(seed, name)
@@ -258,7 +282,15 @@ def random_input(
         values: Array = rng.integers(lo, hi, size=shape, endpoint=True, dtype=np.int64)
     else:
         lo_k, hi_k = math.ceil(low / FLOAT_STEP), math.floor(high / FLOAT_STEP)
-        values = rng.integers(lo_k, hi_k, size=shape, endpoint=True) * FLOAT_STEP
+        drawn = (rng.integers(lo_k, hi_k, size=shape, endpoint=True) * FLOAT_STEP).astype(dtype)
+        # a multiple of 1/16 the type cannot hold is rounded to a neighbour (faithfully, also
+        # through float64 first); one rounded past an end of the range takes the other
+        # neighbour, which lies within it (range_problem: the range holds a value of the type)
+        as_f64 = drawn.astype(np.float64)
+        for outside, toward in ((as_f64 > high, -np.inf), (as_f64 < low, np.inf)):
+            if outside.any():
+                drawn[outside] = np.nextafter(drawn[outside], np.asarray(toward, dtype=dtype))
+        values = drawn
     return np.asarray(values.astype(dtype))
 
 

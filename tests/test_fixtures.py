@@ -8,6 +8,7 @@ hand arithmetic, openvino, or tests/reference.py (loops written from the semanti
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 import shutil
@@ -1078,3 +1079,21 @@ def test_force_refuses_a_foreign_case_folder_before_writing(tmp_path: Path) -> N
     assert forced.returncode == 0, forced.stderr
     after = json.loads((ok / "index.json").read_text())
     assert before["settings"]["seed"] == 0 and after["settings"]["seed"] == 5
+
+
+@pytest.mark.parametrize("element_type", ["f16", "bf16"])
+@pytest.mark.parametrize("low, high", [(1000.03, 1003.9), (-300.1, -299.2), (250.5, 251.7)])
+def test_narrow_float_draws_stay_in_the_recorded_range(
+    element_type: str, low: float, high: float
+) -> None:
+    # f16 and bf16 cannot hold every multiple of 1/16 this far from zero; a draw rounded to the
+    # type must still lie in [low, high], or the manifest's range would lie
+    if fx.range_problem(low, high, element_type) is not None:
+        # the range holds no value of the type at all: the refusal must be right about that
+        grid = np.arange(math.ceil(low * 16), math.floor(high * 16) + 1) / 16
+        held = grid.astype(fx._numpy_dtype(element_type)).astype(np.float64)
+        assert not ((held >= low) & (held <= high) & (held == grid)).any()
+        return
+    x = fx.random_input((4000,), element_type, 1, "narrow", (low, high)).astype(np.float64)
+    assert x.min() >= low and x.max() <= high
+    assert np.array_equal(x * 16, np.round(x * 16))
