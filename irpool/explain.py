@@ -148,8 +148,8 @@ def _empty_result(p: PoolPlan) -> str:
     if p.divisor != "in_input":
         return "0 (a zero sum over a non-zero divisor)"
     return {
-        "openvino": "NaN where the clamped window extent is 0, -0.0 where it is negative "
-        "(openvino CPU divides the zero sum by it)",
+        "openvino": "NaN where the clamped window extent (over the dilation, truncated) is 0, "
+        "-0.0 where it is negative (openvino CPU divides the zero sum by it)",
         "nan": "NaN",
         "zero": "0",
     }[p.empty]

@@ -279,18 +279,64 @@ def _check_dtype(layer: Layer, x: Array) -> None:
 
 
 def run_pooling(
-    layer: Layer, x: Array, convention: str | None = None, limit: int | None = None
+    layer: Layer,
+    x: Array,
+    convention: str | None = None,
+    limit: int | None = None,
+    indices_used: bool = True,
 ) -> tuple[PoolPlan, list[Array]]:
-    """Run one pooling layer on x: its plan and outputs (values, and indices for MaxPool-8/14)."""
+    """Run one pooling layer on x: its plan and outputs (values, and indices for MaxPool-8/14).
+
+    `indices_used`: whether the net consumes a MaxPool-8/14's indices output (it changes the
+    way openvino computes integer layers, see runs_in_float32)."""
     require_port_dims(layer)
     _check_dtype(layer, x)
     p = plan_layer(layer, tuple(x.shape), convention)
     check_elements(p.output_shape, f'output of "{layer.label}"', limit, layer.where())
+    through_f32 = runs_in_float32(p, x, indices_used)
     try:
-        values, indices = pool(x, p)
+        values, indices = pool(to_float32(x) if through_f32 else x, p)
     except IrpoolError as e:
         raise e.at(layer.where()) from None
+    if through_f32:
+        values = round_to_integer(values, x.dtype)
     return p, [values] + ([indices] if indices is not None else [])
+
+
+def runs_in_float32(p: PoolPlan, x: Array, indices_used: bool = True) -> bool:
+    """Whether openvino's CPU plugin runs this integer layer in float32.
+
+    Measured (openvino 2026.4.1; 700 random AvgPool-1/MaxPool-1 layers of i8, u8, i32 and
+    i64, and every op version x 1 or 3 channels x dilation 1 or 2 x rank 1-3 for i32/i64):
+    a layer with more than one channel, or with a dilation, is converted to float32 (i64
+    wrapped to 32 bits first), pooled as float32 is, and rounded back half to even,
+    saturating; a MaxPool-8/14 whose indices output is used keeps integers, and so does a
+    one-channel undilated layer (the int32 sum of kernel._mean_values)."""
+    if p.convention != "openvino" or x.dtype.kind not in "iu" or x.ndim <= 2:
+        return False
+    if p.reduce == "max" and p.indices and indices_used:
+        return False
+    return x.shape[1] > 1 or any(a.dilation > 1 for a in p.axes)
+
+
+def to_float32(x: Array) -> Array:
+    """An integer tensor as openvino's float32 path sees it (64-bit integers wrap to 32)."""
+    if x.dtype.itemsize == 8:
+        x = x.astype(np.int32)
+    return np.asarray(x.astype(np.float32))
+
+
+def round_to_integer(values: Array, dtype: np.dtype[Any]) -> Array:
+    """float32 results back to an integer type as openvino converts them: half to even,
+    saturating (64-bit types at 32 bits, as computed), NaN (an empty 0/0 window) to 0 for
+    8-bit types and INT32_MIN otherwise."""
+    bits = np.dtype(np.int32) if dtype.itemsize == 8 else dtype
+    info = np.iinfo(bits)
+    nan_value = 0 if info.bits == 8 else info.min
+    with np.errstate(invalid="ignore"):
+        wide = np.rint(values.astype(np.float64))
+        wide = np.clip(np.where(np.isnan(wide), nan_value, wide), info.min, info.max)
+    return np.asarray(wide.astype(dtype))
 
 
 def run_graph(
@@ -326,9 +372,14 @@ def run_graph(
     # CPU pooling kernels are float32 ones, and the casts it puts around them cancel between
     # two pooling nodes: the same holds there (measured).  `held` marks the tensors kept in
     # float32 that the model declares f16.
+    # The same plugin runs an i32/i64 layer with more than one channel in float32 (see
+    # runs_in_float32), and a chain of them stays in float32 until the outputs (measured: all
+    # 10 mismatching chains of 500 random nets, rounding only at the Results).  `held` maps
+    # each tensor kept in float32 to the element type the model declares for it.
     onnx_model = graph.format == "onnx"
     hold_f16 = convention in (None, "onnx" if onnx_model else "openvino")
-    held: set[tuple[int, int]] = set()
+    hold_int = not onnx_model and convention in (None, "openvino")
+    held: dict[tuple[int, int], np.dtype[Any]] = {}
     f16 = np.dtype(np.float16)
     v10 = graph.ir_version == 10  # outputs f32 and never rounded to f16 (see v10_output)
     result = RunResult()
@@ -344,8 +395,9 @@ def run_graph(
                 key = (index_of[edge.from_layer], edge.from_port)
                 first_key = key if first_key is None else first_key
                 value = values[key]
-                if onnx_model and kind not in POOLING_KINDS and kind != "identity":
-                    value = _declared(value, key in held)  # the cast back to f16 stays
+                rounds = key in held and (onnx_model or held[key].kind in "iu")
+                if rounds and kind not in POOLING_KINDS and kind != "identity":
+                    value = _declared(value, held[key])  # the cast back stays
                 optional.append(value)
             elif port.names and port.names[0] in graph.initializers:
                 optional.append(np.asarray(graph.initializers[port.names[0]]))
@@ -354,25 +406,26 @@ def run_graph(
         ins = [a for a in optional if a is not None]
         if kind not in ("parameter", "const") and not ins:
             raise IrParseError(f"{layer.type} has no connected input", layer.where())
-        holds = False  # whether output 0 is an f16 tensor held in float32
+        holds: np.dtype[Any] | None = None  # output 0's declared type, if held in float32
         if kind == "parameter":
             outs = [bound[layer.index]]
             result.inputs[layer.label] = bound[layer.index]
-            holds = hold_f16 and _numpy_dtype(_element_type(layer), layer.where()) == f16
+            if hold_f16 and _numpy_dtype(_element_type(layer), layer.where()) == f16:
+                holds = f16
         elif kind == "const":
             outs = [read_const(graph, layer)]
-            holds = hold_f16 and outs[0].dtype == f16
+            holds = f16 if hold_f16 and outs[0].dtype == f16 else None
         elif kind == "convert":
             target = layer.data.get("destination_type", "").strip()
             if not target:
                 raise IrParseError("Convert has no destination_type", layer.where())
             dtype = _numpy_dtype(target, layer.where())
             if hold_f16 and dtype == f16 and ins[0].dtype.kind == "f":
-                outs, holds = [ins[0]], True
+                outs, holds = [ins[0]], f16
             else:
                 outs = [convert(ins[0], target)]
         elif kind == "identity":
-            outs, holds = [ins[0]], first_key in held
+            outs, holds = [ins[0]], held.get(first_key) if first_key else None
         elif kind in ("squeeze", "unsqueeze"):
             outs = [_squeeze(layer, kind, ins)]
         elif layer.type == "QLinearAveragePool":
@@ -381,33 +434,57 @@ def run_graph(
             outs = [q]
         elif kind == "result":
             name = layer.name or layer.label
-            out = _declared(ins[0], first_key in held and not v10)
+            out = _declared(ins[0], held.get(first_key) if first_key else None, v10)
             result.outputs[name] = v10_output(out) if v10 else out
             continue
         else:
             x = ins[0]
-            holds = first_key in held
-            if holds and x.dtype != np.float32:
+            holds = held.get(first_key) if first_key else None
+            used = _indices_used(graph, layer)
+            if holds is not None and holds.kind in "iu":
+                # an integer tensor held in float32 stays so for a layer that runs in float32,
+                # and is rounded for one that keeps integers (measured on chains)
+                declared = _declared(x, holds)
+                if not runs_in_float32(plan_layer(layer, x.shape, convention), declared, used):
+                    x, holds = declared, None
+            elif holds is not None and x.dtype != np.float32:
                 x = x.astype(np.float32)  # an f16 tensor, or an f64 one a Convert marked f16
-            p, outs = run_pooling(layer, x, convention, limit)
+            elif (
+                hold_int
+                and x.dtype in (np.int32, np.int64)
+                and runs_in_float32(plan_layer(layer, x.shape, convention), x, used)
+            ):
+                holds, x = x.dtype, to_float32(x)
+            p, outs = run_pooling(layer, x, convention, limit, used)
             result.plans[layer.label] = p
         for number, (port, array) in enumerate(zip(layer.outputs, outs, strict=False)):
             key = (layer.index, port.id)
             values[key] = array
-            if holds and number == 0:
-                held.add(key)
-            result.tensors[f"{layer.label}:{port.id}"] = _declared(array, key in held and not v10)
+            if holds is not None and number == 0:
+                held[key] = holds
+            result.tensors[f"{layer.label}:{port.id}"] = _declared(array, held.get(key), v10)
     return result
+
+
+def _indices_used(graph: Graph, layer: Layer) -> bool:
+    """Whether an edge leaves a pooling layer's second output (MaxPool-8/14 indices)."""
+    if len(layer.outputs) < 2 or layer.id is None:
+        return False
+    port = layer.outputs[1].id
+    return any(e.from_layer == layer.id and e.from_port == port for e in graph.edges)
 
 
 POOLING_KINDS = ("averagepool", "maxpool", "avgpool", "result")
 """Node kinds that take a held f16 tensor as it is (Results round it themselves)."""
 
 
-def _declared(array: Array, held: bool) -> Array:
-    """A tensor in its declared element type (an f16 tensor held in float32 rounded to f16)."""
-    if not held:
+def _declared(array: Array, held: np.dtype[Any] | None, v10: bool = False) -> Array:
+    """A tensor in its declared element type `held` (None: not held in float32): an integer
+    tensor rounded as openvino converts, an f16 one rounded to f16 (not in IR v10 nets)."""
+    if held is None or (v10 and held.kind == "f"):
         return array
+    if held.kind in "iu":
+        return round_to_integer(array, held)
     with np.errstate(over="ignore"):  # beyond f16's range is +-inf, as openvino converts
         return np.asarray(array.astype(np.float16))
 
@@ -515,7 +592,8 @@ def run_layer(
     if layer.type == "QLinearAveragePool":
         p, q = run_qlinear(layer, _constant_inputs(graph, layer, x), convention)
         return p, {"output0": q}
-    p, outs = run_pooling(layer, x, convention, limit)
+    used = graph.fragment or _indices_used(graph, layer)
+    p, outs = run_pooling(layer, x, convention, limit, used)
     return p, {f"output{i}": a for i, a in enumerate(outs)}
 
 

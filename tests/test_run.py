@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import subprocess
 import sys
 from pathlib import Path
@@ -304,11 +305,18 @@ def test_nets_written_by_openvino_match_it(ov: ModuleType, tmp_path: Path) -> No
     import irpool
 
     rng = np.random.default_rng(20261122)
-    types = {"f32": np.float32, "f16": np.float16, "i8": np.int8, "u8": np.uint8}
+    types = {
+        "f32": np.float32,
+        "f16": np.float16,
+        "i8": np.int8,
+        "u8": np.uint8,
+        "i32": np.int32,
+        "i64": np.int64,
+    }
     compared = 0
     for case in range(400):
         rank = int(rng.choice([1, 2, 2, 3]))
-        et = str(rng.choice(["f32", "f32", "f16", "f16", "i8", "u8"]))
+        et = str(rng.choice(["f32", "f32", "f16", "f16", "i8", "u8", "i32", "i64"]))
         shape = [int(rng.integers(1, 3)), int(rng.integers(1, 4))]
         shape += [int(v) for v in rng.integers(1, 9, rank)]
         param = opset1.parameter(shape, getattr(ov.Type, et), name="x")
@@ -328,6 +336,8 @@ def test_nets_written_by_openvino_match_it(ov: ModuleType, tmp_path: Path) -> No
         dtype = types[et]
         if dtype in (np.float32, np.float16):
             x = (rng.standard_normal(shape) * 3).astype(dtype)
+        elif dtype in (np.int32, np.int64):  # beyond float32's 24 bits and int32 sums
+            x = rng.integers(-(2**30), 2**30, shape).astype(dtype)
         else:
             x = rng.integers(np.iinfo(dtype).min, np.iinfo(dtype).max + 1, shape).astype(dtype)
         try:
@@ -347,6 +357,76 @@ def test_nets_written_by_openvino_match_it(ov: ModuleType, tmp_path: Path) -> No
             assert same.all(), (case, name, topology, et, shape, have, want)
         compared += 1
     assert compared >= 250, compared
+
+
+@pytest.mark.oracle
+@pytest.mark.parametrize("et", ["i32", "i64", "i8"])
+def test_integer_layers_of_many_channels_run_in_float32(
+    ov: ModuleType, tmp_path: Path, et: str
+) -> None:
+    """openvino's CPU plugin pools an integer tensor of one channel in integers, and one of
+    several channels in float32 (docs/semantics.md): 2^24 + 1 survives a max in the first
+    case and becomes 2^24 in the second; the mean of 2^30 and 2^30 + 2 wraps around in the
+    int32 sum (-2^30) in the first and is 2^30 in float32 in the second."""
+    from openvino import opset1
+
+    import irpool
+
+    dtype = {"i32": np.int32, "i64": np.int64, "i8": np.int8}[et]
+    for channels in (1, 3):
+        param = opset1.parameter([1, channels, 4], getattr(ov.Type, et), name="x")
+        biggest = opset1.max_pool(param, [1], [0], [0], [1], "floor", "explicit")
+        mean = opset1.avg_pool(param, [2], [0], [0], [2], True, "floor", "explicit")
+        path = tmp_path / f"{et}{channels}.xml"
+        model = ov.Model([opset1.result(biggest), opset1.result(mean)], [param])
+        ov.save_model(model, str(path))
+        wide = channels > 1
+        if et == "i8":  # 8-bit values are exact in float32: both paths agree
+            row = [127, -128, 3, 4]
+            max_row, mean_row = row, [0, 4]  # -0.5 and 3.5, half to even
+        else:
+            row = [2**24 + 1, 7, 2**30, 2**30 + 2]
+            max_row = [2**24, 7, 2**30, 2**30] if wide else row
+            mean_row = [8388612, 2**30 if wide else -(2**30)]
+        x = np.tile(np.array(row, dtype=dtype), (1, channels, 1))
+        want = openvino_outputs(str(path), {"x": x})
+        got = irpool.run(str(path), x)
+        assert isinstance(got, RunResult)
+        names = list(want)
+        for name in names:
+            np.testing.assert_array_equal(got.outputs[name], want[name], err_msg=f"{et} {name}")
+        assert got.outputs[names[0]][0, 0].tolist() == max_row  # hand arithmetic
+        assert got.outputs[names[1]][0, 0].tolist() == mean_row
+
+
+@pytest.mark.oracle
+def test_empty_dilated_windows_divide_as_openvino(ov: ModuleType, tmp_path: Path) -> None:
+    """A window of a dilated AvgPool-16 axis with no tap in the input (the ceil overhang):
+    openvino divides its zero sum by the clamped extent over the dilation, truncated, so it
+    gives NaN, -0.0 or +0.0; irpool must give the same bits, for every such window."""
+    from openvino import opset1, opset16
+
+    import irpool
+
+    empty = 0
+    for n, k, d, s, pe in itertools.product(range(1, 6), (1, 2, 3), (2, 3), (1, 2, 3, 4), (0, 2)):
+        param = opset1.parameter([1, 2, n], ov.Type.f32, name="x")
+        try:
+            node = opset16.avg_pool(param, [s], [0], [pe], [k], True, "ceil", dilations=[d])
+        except RuntimeError:
+            continue
+        path = tmp_path / "dil.xml"
+        ov.save_model(ov.Model([opset1.result(node)], [param]), str(path))
+        x = np.arange(1, 2 * n + 1, dtype=np.float32).reshape(1, 2, n)
+        (want,) = openvino_outputs(str(path), {"x": x}).values()
+        got = irpool.run(str(path), x)
+        assert isinstance(got, RunResult)
+        (have,) = got.outputs.values()
+        assert np.array_equal(
+            have.view(np.uint32) & 0x807FFFFF, want.view(np.uint32) & 0x807FFFFF
+        ) and (np.array_equal(np.isnan(have), np.isnan(want))), (n, k, d, s, pe, have, want)
+        empty += int(np.isnan(want).sum() + ((want == 0) & np.signbit(want)).sum())
+    assert empty >= 20, empty  # the sweep really reaches empty windows
 
 
 @pytest.mark.oracle
