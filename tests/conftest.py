@@ -24,13 +24,23 @@ settings.register_profile(
 )
 
 
-def need(module: str, extra: str) -> ModuleType:
-    """Import an oracle; skip with the reason, or fail when IRPOOL_REQUIRE_ORACLES=1."""
+EXTRAS = ("openvino", "onnx", "bf16", "plot", "dev")
+"""The extras pyproject.toml declares (optional-dependencies), installed as irpool[extra]."""
+
+
+def install_hint(package: str) -> str:
+    """The pip command that brings `package` in: an extra of irpool, or a plain package."""
+    return f"pip install 'irpool[{package}]'" if package in EXTRAS else f"pip install {package}"
+
+
+def need(module: str, package: str) -> ModuleType:
+    """Import an oracle; skip with the reason, or fail when IRPOOL_REQUIRE_ORACLES=1.
+    `package` is the irpool extra that installs it (EXTRAS) or else the package to install."""
     try:
         return importlib.import_module(module)
     except ImportError as e:
         required = REQUIRE_TORCH if module.startswith("torch") else REQUIRE_ORACLES
-        message = f"{module} is not installed ({e}); pip install 'irpool[{extra}]'"
+        message = f"{module} is not installed ({e}); {install_hint(package)}"
         if required:
             pytest.fail(f"oracle required by the environment but missing: {message}")
         pytest.skip(message)
