@@ -17,6 +17,7 @@ import contextlib
 import hashlib
 import itertools
 import json
+import logging
 import math
 import os
 import re
@@ -43,7 +44,7 @@ from .frontends.ir_writer import NetBuilder, int_list, ordered_data
 from .frontends.ir_xml import load, parse_text
 from .geometry import PoolParams, PoolPlan, same_pads
 from .kernel import bfloat16, empty_windows
-from .model import element_type_of_numpy
+from .model import Graph, Layer, element_type_of_numpy
 from .ops import openvino as ov_ops
 from .run import _numpy_dtype, run_graph
 from .shapes import infer
@@ -124,6 +125,10 @@ DIVERGENCES: Mapping[str, str] = {
 
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 
+LOG = logging.getLogger("irpool")
+"""Where `generate` reports its notes (Report.notes): without a logging configuration,
+Python's last-resort handler writes each on stderr as one line."""
+
 
 # -- what a case is ----------------------------------------------------------------------------
 
@@ -189,6 +194,10 @@ class Report:
     seconds: float = 0.0
     verify_seconds: float = 0.0
     index: dict[str, Any] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+    """Remarks on the set that are not errors (a layer of a model that got a random input
+    instead of its real one); `generate` also logs each as a warning of the "irpool" logger,
+    which Python prints on stderr when the application configures no logging."""
 
 
 # -- inputs and expected outputs ----------------------------------------------------------------
@@ -1126,11 +1135,19 @@ def model_cases(
     path: str, names: Sequence[str] | None, seed: int, use_openvino: bool = True
 ) -> list[FixtureSpec]:
     """Standalone cases of pooling layers of a real model: the layer's attributes, and its
-    real input as openvino computes it inside the model (random model inputs from `seed`), or
-    a random input of the layer's shape when openvino is not installed."""
-    from .errors import OracleMissing
-    from .run import find_layer, layer_input_shape, random_inputs
+    real input as openvino computes it inside the model (random model inputs from `seed`).
+    A layer openvino cannot give its input for (openvino is not installed, cannot read or run
+    the model, or drops the layer) gets a random input of the shape irpool infers for it, and
+    `input_source["why"]` says why; only a layer irpool cannot build is refused."""
+    from .frontends.onnx_model import is_onnx_path
+    from .run import find_layer
 
+    if is_onnx_path(path):
+        raise UsageError(
+            "--from takes an OpenVINO IR (.xml): fixtures are IR layers; convert the ONNX model "
+            "first (openvino's ovc writes an IR)",
+            Where(file=path),
+        )
     graph = load(path)
     if graph.fragment:
         raise UsageError(f"{path} holds layer fragments; --from needs a full net")
@@ -1144,41 +1161,15 @@ def model_cases(
                 f'layer "{layer.label}" is of type {layer.type}; --layer takes pooling layers '
                 f"(AvgPool, MaxPool): {', '.join(la.label for la in pooling) or 'none'}"
             )
-    real: dict[str, list[Array]] = {}
-    runtime = None
-    if use_openvino:
-        try:
-            from .oracles import openvino_rt
-
-            runtime = openvino_rt.version()
-            try:
-                inputs = random_inputs(graph, seed)
-            except UsageError as e:
-                raise UsageError(
-                    f"{path}: {e.message.split('; ')[0]}; --from needs static model inputs"
-                ) from None
-            try:
-                found, missing = openvino_rt.probe_layers(
-                    path, [la.name or la.label for la in layers], inputs, held=False
-                )
-            except Exception as e:  # openvino's own exceptions: it cannot read or run it
-                raise UsageError(
-                    f"openvino cannot run {path} to take the layers' inputs: {_brief(e)}"
-                ) from None
-            real = {name: ins for name, (ins, _) in found.items()}
-            if missing:
-                raise UsageError(
-                    f"openvino's graph of {path} has no layer {missing[0]!r} (openvino drops "
-                    "layers that reach no Result)"
-                )
-        except OracleMissing:
-            runtime = None
+    # the same layer named twice (by name and by #N, say) is one case
+    unique = list({layer.index: layer for layer in layers}.values())
+    labels = [la.name or la.label for la in unique]
+    real, runtime, why = _real_inputs(path, graph, labels, seed) if use_openvino else ({}, None, {})
     model = os.path.basename(path)
     stem = re.sub(r"[^A-Za-z0-9._-]+", "_", os.path.splitext(model)[0])
     out: list[FixtureSpec] = []
     used: set[str] = set()
-    for layer in layers:
-        label = layer.name or layer.label
+    for layer, label in zip(unique, labels, strict=True):
         version = layer.version or "opset1"
         spec, _ = ov_ops.select(layer.type, layer.version, layer.data)
         data, note = _canonical_data(layer.type, version, layer.data)
@@ -1186,28 +1177,27 @@ def model_cases(
         while name in used:
             name += "_"
         used.add(name)
-        family = spec.family
         source: dict[str, Any] = {"model": model, "layer": label, "seed": seed}
         if label in real:
-            x = real[label][0]
+            x = real[label]
             if x.dtype.name == "float64":
                 x = x.astype(np.float32)
             et = element_type_of_numpy(x.dtype.name) or "f32"
             source.update(source="openvino", runtime=runtime)
-            array: Array | None = x
+            array: Array = x
             shape = tuple(x.shape)
         else:
-            shape = layer_input_shape(graph, layer)
-            et = (layer.inputs[0].element_type or "f32") if layer.inputs else "f32"
+            shape, et = _declared_input(graph, layer)
             array = random_input(shape, et, seed, name)
             low, high = input_range(et)
-            source.update(source="random", low=float(low), high=float(high))
+            kind = "integers" if _numpy_dtype(et).kind in "iu" else "multiples of 1/16"
+            source.update(source="random", low=float(low), high=float(high), values=kind)
             if use_openvino:
-                source["why"] = "openvino is not installed"
+                source["why"] = why.get(label, "openvino is not installed")
         out.append(
             FixtureSpec(
                 name,
-                family,
+                spec.family,
                 spec.since,
                 data,
                 et,
@@ -1218,6 +1208,116 @@ def model_cases(
                 input_source=source,
                 note=note,
             )
+        )
+    return out
+
+
+def _real_inputs(
+    path: str, graph: Graph, labels: Sequence[str], seed: int
+) -> tuple[dict[str, Array], str | None, dict[str, str]]:
+    """The input of each named layer inside the whole model as openvino computes it from
+    random model inputs; openvino's version; and, for the layers it cannot give an input
+    for, why not (one complete line).  Never raises for what openvino does."""
+    from .errors import OracleMissing
+    from .run import random_inputs
+
+    model = os.path.basename(path)
+    try:
+        from .oracles import openvino_rt
+
+        runtime = openvino_rt.version()
+    except OracleMissing:
+        return {}, None, {}
+    try:
+        inputs = random_inputs(graph, seed)
+    except IrpoolError as e:
+        reason = f"openvino cannot run {model} on random inputs: {e.message.split('; ')[0]}"
+        return {}, runtime, dict.fromkeys(labels, reason)
+    try:
+        found, missing = _inputs_in_openvino(path, labels, inputs)
+    except IrpoolError as e:
+        reason = f"openvino cannot run {model}: {e.message}"
+        return {}, runtime, dict.fromkeys(labels, reason)
+    except Exception as e:  # openvino's own exceptions: it cannot read, compile or run it
+        reason = f"openvino cannot run {model}: {openvino_words(str(e))}"
+        return {}, runtime, dict.fromkeys(labels, reason)
+    why = {
+        name: f"openvino's graph of {model} has no layer {name!r} (openvino drops layers that "
+        "reach no Result)"
+        for name in missing
+    }
+    return found, runtime, why
+
+
+def _inputs_in_openvino(
+    path: str, labels: Sequence[str], inputs: Mapping[str, Array]
+) -> tuple[dict[str, Array], list[str]]:
+    """Run the whole model in openvino and return the tensor feeding each named layer (as its
+    element type says: f16 rounded); and the names openvino's graph does not have (it drops
+    layers that reach no Result).  Only the layers' inputs become extra outputs: asking for
+    a MaxPool-8/14's unused indices would move it to another implementation of the CPU
+    plugin, one that fails without dilations or with bfloat16 (measured, 2026.4.1)."""
+    from .oracles import openvino_rt
+
+    model = openvino_rt.read_path(path)
+    ops = {op.get_friendly_name(): op for op in model.get_ordered_ops()}
+    missing = [name for name in labels if name not in ops]
+    feeding = {name: ops[name].input(0).get_source_output() for name in labels if name in ops}
+    model.add_outputs(list(feeding.values()))
+    position: dict[tuple[str, int], int] = {}
+    for i, result in enumerate(model.get_results()):
+        source = result.input(0).get_source_output()
+        position.setdefault((source.get_node().get_friendly_name(), source.get_index()), i)
+    compiled = openvino_rt.compile_model(model)
+    request = compiled.create_infer_request()
+    for param in model.get_parameters():
+        names = {param.get_friendly_name(), *param.output(0).get_names()}
+        key = next((n for n in sorted(names) if n in inputs), None)
+        if key is None:
+            raise UsageError(f"no random input for openvino's Parameter {sorted(names)[0]!r}")
+        request.set_tensor(param.output(0), openvino_rt.to_tensor(inputs[key]))
+    request.infer()
+    found = {
+        name: openvino_rt.from_tensor(
+            request.get_output_tensor(
+                position[(source.get_node().get_friendly_name(), source.get_index())]
+            )
+        )
+        for name, source in feeding.items()
+    }
+    return found, missing
+
+
+def _declared_input(graph: Graph, layer: Layer) -> tuple[tuple[int, ...], str]:
+    """The static input shape irpool infers for a layer, and its element type."""
+    from .model import format_shape
+
+    found = next(pl for pl in infer(graph).pooling if pl.layer.index == layer.index)
+    shape = found.input_shape
+    if shape is None or not all(d.is_static for d in shape):
+        raise UsageError(
+            f"the layer's input {format_shape(shape)} is not static; a fixture needs a static "
+            "input shape",
+            layer.where(),
+        )
+    et = (layer.inputs[0].element_type or "f32") if layer.inputs else "f32"
+    return tuple(d.lo for d in shape), et
+
+
+def notes_of(cases: Sequence[FixtureSpec]) -> list[str]:
+    """One line per reason some layers of a model got a random input instead of their real
+    one (input_source["why"]), naming the layers."""
+    layers: dict[str, list[str]] = {}
+    for c in cases:
+        why = c.input_source.get("why")
+        if why:
+            layers.setdefault(str(why), []).append(str(c.input_source.get("layer", c.name)))
+    out = []
+    for why, names in layers.items():
+        which = ", ".join(f'"{n}"' for n in names)
+        takes = f"layers {which} get" if len(names) > 1 else f"layer {which} gets"
+        out.append(
+            f"{why}; {takes} a random input instead (meta.json: input.source random, input.why)"
         )
     return out
 
@@ -1373,10 +1473,14 @@ def _read_index(outdir: str) -> dict[str, Any] | None:
 
 @dataclass(frozen=True)
 class Refusal:
-    """A configuration openvino's CPU plugin is known not to compile (measured, 2026.4.1)."""
+    """A configuration openvino's CPU plugin is known not to compile (measured, 2026.4.1):
+    the cases it `applies` to, and the words of openvino's error that identify it (`says`, a
+    regular expression searched in the error on one line).  A case counts as this refusal
+    only when both hold: another error on such a case is a new finding."""
 
     reason: str
     applies: Callable[[Mapping[str, Any]], bool]
+    says: re.Pattern[str]
 
 
 KNOWN_REFUSALS = (
@@ -1384,6 +1488,12 @@ KNOWN_REFUSALS = (
         "openvino's CPU plugin does not compile bfloat16 MaxPool-8/14 with its indices output",
         lambda m: (
             m["op"] == "MaxPool" and m["element_type"] == "bf16" and "indices" in m["outputs"]
+        ),
+        # measured: the plugin's pooling node takes MaxPool-8/14 with one output only, and the
+        # reference fallback has no bfloat16 evaluate
+        re.compile(
+            r"MaxPool from opset8 and opset14 is supported only with one output.*"
+            r"Cannot fallback on ngraph reference implementation.*opset(8|14)::MaxPool"
         ),
     ),
     Refusal(
@@ -1394,37 +1504,79 @@ KNOWN_REFUSALS = (
             and m["element_type"] in ("i32", "i64")
             and m["input_shape"][1] == 1
         ),
+        re.compile(r"Supported primitive descriptors list is empty for node: \S+ type: Pooling"),
     ),
 )
 
 
-def refusal_reason(meta: Mapping[str, Any], message: str) -> tuple[str, bool]:
-    """Why openvino does not compile a case, with openvino's words; and whether it is a known
-    refusal."""
+def openvino_words(message: str) -> str:
+    """An openvino error on one line, complete, without the source locations it prefixes its
+    messages with ("Exception from src/...:224:", "Check '...' failed at src/...:21:")."""
     text = " ".join(message.split())
     text = re.sub(r"Exception from \S+:\d+:\s*", "", text)
-    text = re.sub(r"Check '[^']*' failed at \S+:\d+:\s*", "", text).strip()
-    short = text[:120] + ("..." if len(text) > 120 else "")
+    return re.sub(r"Check '.*?' failed at \S+:\d+:\s*", "", text).strip()
+
+
+def refusal_reason(meta: Mapping[str, Any], message: str) -> tuple[str, bool]:
+    """Why openvino does not compile a case, with openvino's words; and whether it is a known
+    refusal: a case KNOWN_REFUSALS describes, refused with the error that names it."""
+    text = " ".join(message.split())
+    words = openvino_words(message)
     for known in KNOWN_REFUSALS:
-        if known.applies(meta):
-            return f"{known.reason} (openvino: {short})", True
-    return f"openvino's CPU plugin refuses it (openvino: {short})", False
+        if known.applies(meta) and known.says.search(text):
+            return f"{known.reason} (openvino: {words})", True
+    return f"openvino's CPU plugin refuses it (openvino: {words})", False
+
+
+def _ordered_bits(value: Any) -> int:
+    """A float's bit pattern as an integer that counts representable values in order (+0 and
+    -0 both 0), so that the difference of two is their distance in ulps."""
+    bits = int(np.asarray(value).reshape(1).view(f"u{value.dtype.itemsize}")[0])
+    sign = 1 << (8 * value.dtype.itemsize - 1)
+    return -(bits - sign) if bits & sign else bits
+
+
+def _distance(got: Any, want: Any) -> str:
+    """How far apart two differing elements are: in ulps of their float type, or as integers."""
+    if got.dtype.kind in "iu":
+        return f"{abs(int(got) - int(want))} apart"
+    g, w = float(got), float(want)
+    if not (math.isfinite(g) and math.isfinite(w)):
+        return "not both finite"
+    return f"{abs(_ordered_bits(got) - _ordered_bits(want))} ulp of {got.dtype.name}"
 
 
 def _same(got: Array, want: Array) -> tuple[bool, str]:
+    """Whether openvino's array equals the expected one exactly (NaN equal, zero's sign not
+    compared); else what differs, with the worst cell: its index, both values and how far."""
     if got.shape != want.shape:
         return False, f"shape {list(got.shape)} instead of {list(want.shape)}"
     if got.dtype != want.dtype:
         return False, f"dtype {got.dtype.name} instead of {want.dtype.name}"
     bad = mismatches(got, want, exact=True)
     count = int(np.count_nonzero(bad))
-    if count:
-        first = tuple(int(i) for i in np.argwhere(bad)[0])
-        return False, (
-            f"{count} of {bad.size} values differ (first at {list(first)}: openvino "
-            f"{got[first]!r}, expected {want[first]!r})"
-        )
-    return True, ""
+    if not count:
+        return True, ""
+    with np.errstate(invalid="ignore", over="ignore"):
+        gap = np.abs(got.astype(np.float64) - want.astype(np.float64))
+    gap = np.where(bad, np.nan_to_num(gap, nan=np.inf), -1.0)
+    worst = tuple(int(i) for i in np.unravel_index(int(np.argmax(gap)), gap.shape))
+    first = tuple(int(i) for i in np.argwhere(bad)[0])
+    where = f"worst at {list(worst)}"
+    if first != worst:
+        where += f" (first at {list(first)})"
+    return False, (
+        f"{count} of {bad.size} values differ; {where}: openvino {_scalar(got[worst])}, "
+        f"expected {_scalar(want[worst])}, {_distance(got[worst], want[worst])}"
+    )
+
+
+def _scalar(value: Any) -> str:
+    """An element as a number: integers as they are, floats (bfloat16 too) by the repr of their
+    exact value as a Python float."""
+    if value.dtype.kind in "iu":
+        return str(int(value))
+    return repr(float(value))
 
 
 def verify_case(folder: str, meta: Mapping[str, Any]) -> CaseStatus:
@@ -1436,7 +1588,9 @@ def verify_case(folder: str, meta: Mapping[str, Any]) -> CaseStatus:
     try:
         model = openvino_rt.read_path(os.path.join(folder, MODEL))
     except Exception as e:  # openvino raises RuntimeError subclasses of its own
-        return CaseStatus(name, "diverges", f"openvino cannot read {MODEL}: {_brief(e)}")
+        return CaseStatus(
+            name, "diverges", f"openvino cannot read {MODEL}: {openvino_words(str(e))}"
+        )
     try:
         compiled = openvino_rt.compile_model(model, "f32")
     except Exception as e:
@@ -1451,7 +1605,9 @@ def verify_case(folder: str, meta: Mapping[str, Any]) -> CaseStatus:
     try:
         got = openvino_rt.infer(compiled, [x])
     except Exception as e:
-        return CaseStatus(name, "diverges", f"openvino fails while running it: {_brief(e)}")
+        return CaseStatus(
+            name, "diverges", f"openvino fails while running it: {openvino_words(str(e))}"
+        )
     by_name = {
         next(iter(sorted(out.get_names())), str(i)): got[i]
         for i, out in enumerate(compiled.outputs)
@@ -1463,11 +1619,6 @@ def verify_case(folder: str, meta: Mapping[str, Any]) -> CaseStatus:
         if not ok:
             return CaseStatus(name, "diverges", f"openvino computes other {key}: {why}")
     return CaseStatus(name, "confirmed")
-
-
-def _brief(e: BaseException) -> str:
-    text = " ".join(str(e).split())
-    return text[:160] + ("..." if len(text) > 160 else "")
 
 
 # -- the run -------------------------------------------------------------------------------------
@@ -1766,6 +1917,9 @@ def generate(
     report.statuses = [statuses[str(m["name"])] for m in metas] if verify else []
     report.index = _index(settings, metas, statuses, skipped, verification, complete=True)
     _write_index(outdir, report.index, mask)
+    report.notes = notes_of(cases)
+    for note in report.notes:
+        LOG.warning("irpool: note: %s", note)
     return report
 
 

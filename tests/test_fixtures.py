@@ -28,7 +28,7 @@ from json_schema import validate
 
 from irpool import cli
 from irpool import fixtures as fx
-from irpool.arrays import load_arrays
+from irpool.arrays import load_arrays, save_npz
 from irpool.cases import CASES, by_key
 from irpool.errors import OutputError, UsageError
 from irpool.frontends.ir_xml import load
@@ -266,13 +266,33 @@ def test_verify_notices_wrong_expected_values(
         arrays[key] = arrays[key].copy()
         arrays[key].flat[5] += 1
         (folder / "expected.npz").unlink()
-        from irpool.arrays import save_npz
-
         save_npz(str(folder / "expected.npz"), arrays)
         meta = json.loads((folder / "meta.json").read_text())
         status = fx.verify_case(str(folder), meta)
         assert status.status == "diverges" and not status.known
         assert f"openvino computes other {key}: 1 of 72 values differ" in (status.reason or "")
+        # the reason names the cell and both numbers: openvino's is the original expected one
+        cell = [int(i) for i in np.unravel_index(5, arrays[key].shape)]
+        was, now = (
+            load_arrays(str(smoke_set / name / "expected.npz"))[key].flat[5],
+            arrays[key].flat[5],
+        )
+        shown = (repr(float(was)), repr(float(now))) if key == "values" else (str(was), str(now))
+        assert f"worst at {cell}: openvino {shown[0]}, expected {shown[1]}, " in (
+            status.reason or ""
+        )
+        assert (status.reason or "").endswith("1 apart" if key == "indices" else "ulp of float32")
+    # two float32 steps up (np.nextafter twice) are 2 ulp, whatever the value
+    folder = tmp_path / "ulp"
+    shutil.copytree(smoke_set / name, folder)
+    arrays = load_arrays(str(folder / "expected.npz"))
+    values = arrays["values"].copy()
+    up = np.float32(np.inf)
+    values.flat[7] = np.nextafter(np.nextafter(values.flat[7], up), up)
+    (folder / "expected.npz").unlink()
+    save_npz(str(folder / "expected.npz"), dict(arrays, values=values))
+    status = fx.verify_case(str(folder), json.loads((folder / "meta.json").read_text()))
+    assert (status.reason or "").endswith(", 2 ulp of float32"), status.reason
 
 
 @pytest.mark.oracle
@@ -1097,3 +1117,194 @@ def test_narrow_float_draws_stay_in_the_recorded_range(
     x = fx.random_input((4000,), element_type, 1, "narrow", (low, high)).astype(np.float64)
     assert x.min() >= low and x.max() <= high
     assert np.array_equal(x * 16, np.round(x * 16))
+
+
+# -- --from when openvino cannot run the model; what verify counts as a known refusal -----------
+
+
+def _single_channel_i32_avgpool(folder: Path) -> Path:
+    """A model openvino 2026.4.1's CPU plugin refuses to compile (measured, see
+    test_known_refusal_of_single_channel_integer_avgpool): one i32 AvgPool-16 with C = 1."""
+    data = fx.layer_data(
+        "AvgPool", 16, (1,), (2,), (2,), (2,), (1,), "ceil", "same_lower", exclude_pad=False
+    )
+    spec = fx.FixtureSpec("c1", "AvgPool", 16, data, "i32", (1, 1, 8), "grid")
+    fx.generate(str(folder), [spec], fx.Settings("grid", 0, grid="x"))
+    return folder / "c1" / "model.xml"
+
+
+@pytest.mark.oracle
+def test_a_model_openvino_refuses_gets_a_random_input_and_a_note(
+    ov: ModuleType, tmp_path: Path
+) -> None:
+    model = _single_channel_i32_avgpool(tmp_path / "src")
+    with pytest.raises(RuntimeError) as refused:
+        ov.Core().compile_model(ov.Core().read_model(str(model)), "CPU")
+    assert "Supported primitive descriptors list is empty" in str(refused.value)
+    out = irpool("fixtures", str(tmp_path / "o"), "--from", str(model), "--verify")
+    assert out.returncode == 0, out.stderr
+    # one note on stderr, with openvino's complete words and the layer
+    (note,) = out.stderr.splitlines()
+    assert note.startswith("irpool: note: openvino cannot run model.xml: ")
+    assert note.endswith(
+        'layer "pool" gets a random input instead (meta.json: input.source random, input.why)'
+    )
+    assert "Supported primitive descriptors list is empty for node: pool type: Pooling" in note
+    (case,) = cases(tmp_path / "o")
+    source = case.meta["input"]
+    assert source["source"] == "random" and source["seed"] == 0 and source["why"] in note
+    assert (source["model"], source["layer"]) == ("model.xml", "pool")
+    assert (source["low"], source["high"], source["values"]) == (-50000, 50000, "integers")
+    assert case.input.dtype == np.int32 and case.input.shape == (1, 1, 8)
+    assert np.abs(case.input).max() <= 50000 and len(np.unique(case.input)) > 1
+    # the standalone case is the same layer: openvino refuses it for the documented reason
+    assert case.status == "diverges" and case.reason is not None
+    assert case.reason.startswith(fx.KNOWN_REFUSALS[1].reason)
+    # seeded: the same command writes the same bytes
+    again = irpool("fixtures", str(tmp_path / "o2"), "--from", str(model), "--verify")
+    assert again.returncode == 0 and files_of(tmp_path / "o2") == files_of(tmp_path / "o")
+
+
+def test_a_layer_irpool_cannot_build_is_one_complete_line(tmp_path: Path) -> None:
+    out = irpool("fixtures", str(tmp_path / "d"), "--from", "fixtures/ir/dynamic.xml")
+    assert out.returncode == 2 and out.stderr.count("\n") == 1, out.stderr
+    assert out.stderr.startswith('irpool: fixtures/ir/dynamic.xml:15: layer "same"')
+    assert out.stderr.rstrip().endswith(
+        "the layer's input [1,3,?,1..40] is not static; a fixture needs a static input shape"
+    )
+    assert not (tmp_path / "d").exists()
+
+
+@pytest.mark.oracle
+def test_a_maxpool_without_dilations_still_gives_its_real_input(
+    ov: ModuleType, tmp_path: Path
+) -> None:
+    """openvino runs SqueezeNet with its MaxPool-8 layers' dilations removed (all 1 is the
+    default), but not when their indices are asked for (measured: the reference MaxPool it
+    then uses fails without dilations); the layer's input is taken without asking."""
+    text = Path(SQUEEZENET).read_text()
+    stripped = re.sub(r' dilations="1, 1"(?=[^>]*index_element_type)', "", text)
+    assert stripped.count("dilations=") == text.count("dilations=") - 3
+    model = tmp_path / "sq_nodil.xml"
+    model.write_text(stripped)
+    shutil.copy(Path(SQUEEZENET).with_suffix(".bin"), model.with_suffix(".bin"))
+    from irpool.run import random_inputs
+
+    inputs = random_inputs(load(str(model)), 0)
+    core = ov.Core()
+    whole = core.read_model(str(model))
+    core.compile_model(whole, "CPU")(list(inputs.values()))  # runs as it is
+    n17 = next(op for op in whole.get_ordered_ops() if op.get_friendly_name() == "n17")
+    whole.add_outputs([n17.output(0), n17.output(1)])
+    with pytest.raises(RuntimeError, match="does not match the 3D implementation"):
+        core.compile_model(whole, "CPU")(list(inputs.values()))
+    out = irpool(
+        "fixtures", str(tmp_path / "o"), "--from", str(model), "--layer", "n17", "--verify"
+    )
+    assert out.returncode == 0 and out.stderr == "", out.stderr
+    (case,) = cases(tmp_path / "o")
+    assert case.meta["input"]["source"] == "openvino" and case.status == "confirmed"
+    assert "dilations" in case.meta["note"]
+    found, _ = openvino_rt.probe_layers(SQUEEZENET, ["n17"], random_inputs(load(SQUEEZENET), 0))
+    np.testing.assert_array_equal(case.input, found["n17"][0][0])
+
+
+# openvino 2026.4.1's errors for the two documented refusals (recorded from compile_model)
+BF16_MAXPOOL_REFUSAL = (
+    "Exception from src/inference/src/cpp/core.cpp:117:\nException from src/inference/src/dev/"
+    "plugin.cpp:54:\nCheck 'newNode' failed at src/plugins/intel_cpu/src/node.cpp:1626:\n"
+    "Unsupported operation of type: MaxPool name: pool\nDetails:\nException from src/plugins/"
+    "intel_cpu/src/nodes/pooling.cpp:209:\nNot Implemented:\nMaxPool from opset8 and opset14 is "
+    "supported only with one output\n\nException from src/plugins/intel_cpu/src/nodes/"
+    "reference.cpp:36:\nNot Implemented:\nCannot fallback on ngraph reference implementation. "
+    "Ngraph::Node::evaluate() is not implemented for op: opset8::MaxPool pool (opset1::Parameter "
+    "x[0]:bf16[2,1,9]) -> (bf16[2,1,3], i32[2,1,3])\n\n\n\n"
+)
+C1_AVGPOOL_REFUSAL = (
+    "Exception from src/inference/src/cpp/core.cpp:117:\nException from src/inference/src/dev/"
+    "plugin.cpp:54:\nCheck '!getSupportedPrimitiveDescriptors().empty()' failed at src/plugins/"
+    "intel_cpu/src/node.cpp:345:\nSupported primitive descriptors list is empty for node: pool "
+    "type: Pooling\n\n\n"
+)
+
+
+def test_a_refusal_is_known_only_with_openvinos_matching_words() -> None:
+    bf16_max = {"op": "MaxPool", "element_type": "bf16", "input_shape": [2, 1, 9]}
+    bf16_max["outputs"] = {"values": {}, "indices": {}}
+    c1_avg = {"op": "AvgPool", "element_type": "i32", "input_shape": [1, 1, 8], "outputs": {}}
+    reason, known = fx.refusal_reason(bf16_max, BF16_MAXPOOL_REFUSAL)
+    assert known and reason.startswith(fx.KNOWN_REFUSALS[0].reason + " (openvino: Unsupported")
+    # openvino's words complete, on one line, without its source locations
+    assert reason.endswith("-> (bf16[2,1,3], i32[2,1,3]))") and "src/" not in reason
+    reason, known = fx.refusal_reason(c1_avg, C1_AVGPOOL_REFUSAL)
+    assert known and reason == (
+        f"{fx.KNOWN_REFUSALS[1].reason} (openvino: Supported primitive descriptors list is "
+        "empty for node: pool type: Pooling)"
+    )
+    # the right case with another error, or the error on another case: not a known refusal
+    for meta, message in [
+        (bf16_max, C1_AVGPOOL_REFUSAL),
+        (c1_avg, BF16_MAXPOOL_REFUSAL),
+        (bf16_max, "std::bad_alloc"),
+        (dict(c1_avg, input_shape=[1, 2, 8]), C1_AVGPOOL_REFUSAL),
+        (dict(bf16_max, element_type="f32"), BF16_MAXPOOL_REFUSAL),
+    ]:
+        reason, known = fx.refusal_reason(meta, message)
+        assert not known and reason.startswith("openvino's CPU plugin refuses it (openvino: ")
+
+
+def test_a_value_mismatch_names_its_worst_cell_and_ulps() -> None:
+    want = np.array([[1.0, 2.0, 3.0, 4.0]], dtype=np.float32)
+    got = want.copy()
+    got[0, 1] = np.nextafter(np.float32(2.0), np.float32(3.0))  # 1 ulp above 2
+    got[0, 2] = 3.5  # float32 spacing in [2, 4) is 2**-22: 0.5 is 2**21 ulp
+    ok, why = fx._same(got, want)
+    assert not ok and why == (
+        "2 of 4 values differ; worst at [0, 2] (first at [0, 1]): openvino 3.5, expected 3.0, "
+        "2097152 ulp of float32"
+    )
+    # a NaN where a number is expected is the worst; integers differ by their distance
+    got[0, 3] = np.nan
+    assert fx._same(got, want)[1].endswith(
+        "worst at [0, 3] (first at [0, 1]): openvino nan, expected 4.0, not both finite"
+    )
+    ints = np.array([5, 7, 9], dtype=np.int64)
+    assert fx._same(np.array([5, 4, 9], dtype=np.int64), ints)[1] == (
+        "1 of 3 values differ; worst at [1]: openvino 4, expected 7, 3 apart"
+    )
+    if fx.bfloat16() is not None:
+        bf = fx.bfloat16()
+        one = np.array([1.0, -2.0], dtype=bf)
+        # bfloat16 keeps 8 significant bits: 1 + 2**-7 is the next value after 1
+        assert fx._same(np.array([1.0078125, -2.0], dtype=bf), one)[1].endswith(
+            "openvino 1.0078125, expected 1.0, 1 ulp of bfloat16"
+        )
+    # -0 and +0 are the same number (not compared), and both zeros are 0 ulp from each other
+    assert fx._same(np.array([-0.0], np.float32), np.array([0.0], np.float32)) == (True, "")
+
+
+def test_install_hints_name_real_extras_and_packages() -> None:
+    import tomllib
+
+    from conftest import EXTRAS, install_hint
+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    extras = project["optional-dependencies"]
+    assert set(EXTRAS) == set(extras)
+    requirements = [r for reqs in extras.values() for r in reqs] + project["dependencies"]
+    packages = {re.split(r"[<>=!~ \[]", r)[0].lower() for r in requirements}
+    assert install_hint("torch") == "pip install torch"  # PyTorch: no extra of irpool
+    assert install_hint("openvino") == "pip install 'irpool[openvino]'"
+    sources = [*(ROOT / "irpool").rglob("*.py"), *(ROOT / "tests").glob("*.py")]
+    hints = [
+        (path.name, hint)
+        for path in sources
+        for hint in re.findall(r"pip install ('irpool\[\w+\]'|[\w.-]+)", path.read_text())
+    ]
+    assert len(hints) >= 8
+    for where, hint in hints:
+        extra = re.fullmatch(r"'irpool\[(\w+)\]'", hint)
+        if extra:
+            assert extra.group(1) in extras, (where, hint)
+        else:
+            assert hint.lower() in packages | {"torch"}, (where, hint)
