@@ -907,6 +907,10 @@ def test_without_openvino(tmp_path: Path) -> None:
         env=env,
     )
     assert model.returncode == 0, model.stderr
+    assert model.stderr == (
+        'irpool: note: openvino is not installed; layer "n2" gets a random input instead '
+        "(meta.json: input.source random, input.why)\n"
+    )
     (case,) = cases(tmp_path / "m")
     assert case.meta["input"]["source"] == "random"
     assert case.meta["input"]["why"] == "openvino is not installed"
@@ -1207,6 +1211,36 @@ def test_a_maxpool_without_dilations_still_gives_its_real_input(
     assert "dilations" in case.meta["note"]
     found, _ = openvino_rt.probe_layers(SQUEEZENET, ["n17"], random_inputs(load(SQUEEZENET), 0))
     np.testing.assert_array_equal(case.input, found["n17"][0][0])
+
+
+DANGLING_POOL = """\t\t<layer id="12" name="dangling" type="MaxPool" version="opset1">
+\t\t\t<data kernel="2, 2" strides="2, 2" pads_begin="0, 0" pads_end="0, 0" rounding_type="floor" auto_pad="explicit" />
+\t\t\t<input><port id="0" precision="FP32"><dim>1</dim><dim>3</dim><dim>32</dim><dim>32</dim></port></input>
+\t\t\t<output><port id="1" precision="FP32"><dim>1</dim><dim>3</dim><dim>16</dim><dim>16</dim></port></output>
+\t\t</layer>
+\t</layers>"""
+
+
+@pytest.mark.oracle
+def test_a_layer_openvino_drops_gets_a_random_input(ov: ModuleType, tmp_path: Path) -> None:
+    """A MaxPool on pool_zoo.xml's input whose output goes nowhere: openvino drops it."""
+    zoo = ROOT / "fixtures" / "ir" / "pool_zoo.xml"
+    text = zoo.read_text().replace("\t</layers>", DANGLING_POOL, 1)
+    edge = '\t\t<edge from-layer="0" from-port="0" to-layer="12" to-port="0" />\n'
+    model = tmp_path / "zoo.xml"
+    model.write_text(text.replace("\t<edges>\n", "\t<edges>\n" + edge, 1))
+    shutil.copy(zoo.with_suffix(".bin"), model.with_suffix(".bin"))
+    names = {op.get_friendly_name() for op in ov.Core().read_model(str(model)).get_ordered_ops()}
+    assert "dangling" not in names and "mp1" in names
+    out = irpool("fixtures", str(tmp_path / "o"), "--from", str(model), "--layer", "dangling")
+    assert out.returncode == 0, out.stderr
+    assert out.stderr == (
+        "irpool: note: openvino's graph of zoo.xml has no layer 'dangling' (openvino drops "
+        'layers that reach no Result); layer "dangling" gets a random input instead (meta.json: '
+        "input.source random, input.why)\n"
+    )
+    (case,) = cases(tmp_path / "o")
+    assert case.meta["input"]["source"] == "random" and case.input.shape == (1, 3, 32, 32)
 
 
 # openvino 2026.4.1's errors for the two documented refusals (recorded from compile_model)
