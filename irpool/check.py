@@ -8,13 +8,13 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from .errors import Where
 from .frontends import ir_xml
-from .model import Dim, Graph, Layer, Port, Shape, format_shape
-from .shapes import Inference, PoolingLayer, infer
+from .model import Graph, Layer, Port, Shape, format_shape
+from .shapes import Inference, PoolingLayer, dim_agrees, infer
 
 SCHEMA = "irpool.check/1"
 
@@ -111,13 +111,6 @@ def _at(path: str, line: int | None) -> str:
     return f"{path}:{line}" if line is not None else path
 
 
-def dim_agrees(declared: int, inferred: Dim) -> bool:
-    """A declared dim agrees when it equals the static size, or is -1 for a non-static dim."""
-    if declared == -1:
-        return not inferred.is_static
-    return inferred.is_static and inferred.lo == declared
-
-
 def _declared_text(dims: tuple[int, ...]) -> str:
     return "[" + ",".join(str(d) for d in dims) + "]"
 
@@ -156,8 +149,10 @@ def compare_port(
     inferred: Shape | None,
     formulas: tuple[str, ...] = (),
     what: str = "output",
+    unknown: tuple[bool, ...] = (),
 ) -> list[Finding]:
-    """Findings for one port whose dims are declared: rank, then each dim."""
+    """Findings for one port whose dims are declared: rank, then each dim.  A dim marked
+    `unknown` is a bound only (its input was written -1): a size within it is not a finding."""
     if inferred is None or port.dims is None:
         return []
     if len(port.dims) != len(inferred):
@@ -176,7 +171,7 @@ def compare_port(
         ]
     found: list[Finding] = []
     for axis, (d, dim) in enumerate(zip(port.dims, inferred, strict=True)):
-        if dim_agrees(d, dim):
+        if dim_agrees(d, dim, axis < len(unknown) and unknown[axis]):
             continue
         formula = formulas[axis - 2] if axis >= 2 and axis - 2 < len(formulas) else None
         line = port.dim_lines[axis] if axis < len(port.dim_lines) else port.line
@@ -222,19 +217,26 @@ def _edge_findings(graph: Graph) -> list[Finding]:
 
 
 def check_graph(
-    graph: Graph, tensor_shapes: Mapping[str, tuple[int, ...]] | None = None
+    graph: Graph,
+    tensor_shapes: Mapping[str, tuple[int, ...]] | None = None,
+    known_inputs: Mapping[int, Shape | None] | None = None,
 ) -> CheckReport:
-    """Infer shapes and compare every declared dim of the graph with them."""
-    inference = infer(graph, tensor_shapes)
+    """Infer shapes and compare every declared dim of the graph with them; `known_inputs` are
+    pooling input shapes a runtime inferred (by layer index), used instead of the file's."""
+    inference = infer(graph, tensor_shapes, known_inputs)
     findings: list[Finding] = []
     results: list[LayerResult] = []
     by_index = {pl.layer.index: pl for pl in inference.pooling}
     for layer in graph.layers:
         if layer.index in by_index:
-            pl = by_index[layer.index]
+            pl = _unverifiable_said(by_index[layer.index])
             result = LayerResult(pl)
             for port in layer.outputs:
-                result.findings.extend(compare_port(layer, port, pl.output_shape, pl.formulas))
+                result.findings.extend(
+                    compare_port(layer, port, pl.output_shape, pl.formulas, unknown=pl.unknown)
+                )
+            if pl.unknown:
+                result.findings.extend(_unknown_dim_findings(graph, pl, result.findings))
             if graph.ir_version == 11:
                 result.findings.extend(_type_findings(layer, inference))
             results.append(result)
@@ -246,6 +248,89 @@ def check_graph(
     findings.extend(_edge_findings(graph))
     findings.sort(key=lambda f: (f.line or 0, f.axis or 0))
     return CheckReport(graph.path, graph, inference, results, findings)
+
+
+def _unknown_dim_findings(graph: Graph, pl: PoolingLayer, found: list[Finding]) -> list[Finding]:
+    """Where the rules give only bounds (an input written -1), two declarations that should be
+    one still contradict each other: the output ports of a layer (openvino gives them one
+    shape), and an output port and the input port at the other end of its edge.  Each such dim
+    is a finding at this layer's port, which says that either declaration may be the wrong one."""
+    layer, shape = pl.layer, pl.output_shape
+    if shape is None:
+        return []
+    seen = {(f.port, f.axis) for f in found}
+    ports = [p for p in layer.outputs if p.dims is not None and len(p.dims) == len(shape)]
+    more: list[Finding] = []
+
+    def add(port: Port, axis: int, other: int, where: str) -> None:
+        assert port.dims is not None and shape is not None
+        if (port.id, axis) in seen:
+            return
+        seen.add((port.id, axis))
+        d = port.dims[axis]
+        line = port.dim_lines[axis] if axis < len(port.dim_lines) else port.line
+        more.append(
+            _finding(
+                layer,
+                "output-dim",
+                port,
+                axis,
+                str(d),
+                str(shape[axis]),
+                f"output port {port.id}, dim {axis}: declared {d}, but {where} declares {other}; "
+                f"the rules bound it only to {shape[axis]} (the input dim is written -1), so "
+                "either declaration may be the wrong one",
+                line=line,
+            )
+        )
+
+    first = ports[0] if ports else None
+    for port in ports[1:]:
+        assert first is not None and first.dims is not None and port.dims is not None
+        for axis, (a, b) in enumerate(zip(first.dims, port.dims, strict=True)):
+            if a != b and pl.is_unknown(axis):
+                add(port, axis, a, f"output port {first.id} (both outputs have one shape)")
+    if layer.id is None or graph.fragment:
+        return more
+    for e in graph.edges:
+        if e.from_layer != layer.id:
+            continue
+        out = layer.output_port(e.from_port)
+        dst = graph.layer(e.to_layer)
+        inp = dst.input_port(e.to_port)
+        if out is None or out not in ports or inp is None or inp.dims is None:
+            continue
+        assert out.dims is not None
+        if len(inp.dims) != len(out.dims):
+            continue
+        for axis, (a, b) in enumerate(zip(out.dims, inp.dims, strict=True)):
+            if a != b and pl.is_unknown(axis):
+                add(out, axis, b, f'the edge to "{dst.label}" port {inp.id} (line {inp.line})')
+    return more
+
+
+def _unverifiable_said(pl: PoolingLayer) -> PoolingLayer:
+    """The layer with its formulas saying, on each unknown spatial axis, whether the declared
+    size lies within the bounds (then nothing can be verified) or outside them."""
+    port = pl.layer.outputs[0] if pl.layer.outputs else None
+    shape = pl.output_shape
+    if not pl.unknown or port is None or port.dims is None or shape is None:
+        return pl
+    if len(port.dims) != len(shape):
+        return pl
+    formulas = list(pl.formulas)
+    for i in range(len(formulas)):
+        axis = i + 2
+        if not pl.is_unknown(axis) or axis >= len(shape) or shape[axis].is_static:
+            continue
+        d = port.dims[axis]
+        if d == -1:
+            formulas[i] += "; declared -1 (not static), as openvino writes it"
+        elif shape[axis].contains(d):
+            formulas[i] += f"; declared {d} lies within, not verifiable"
+        else:
+            formulas[i] += f"; declared {d} lies outside"
+    return replace(pl, formulas=tuple(formulas))
 
 
 def _type_findings(layer: Layer, inference: Inference) -> list[Finding]:
@@ -414,6 +499,33 @@ def _matches_openvino(declared: tuple[int, ...], shape: str) -> bool:
     return True
 
 
+def _openvino_inputs(graph: Graph, shapes: Mapping[str, list[str]]) -> dict[int, Shape | None]:
+    """The input shape of each pooling layer of an IR as openvino infers it (by layer index):
+    the shape openvino gives the producer's output port."""
+    from .model import parse_shape
+    from .shapes import is_pooling
+
+    known: dict[int, Shape | None] = {}
+    if graph.format != "ir" or graph.fragment:
+        return known
+    for layer in graph.layers:
+        if not is_pooling(layer) or layer.id is None or not layer.inputs:
+            continue
+        edge = graph.producer(layer.id, layer.inputs[0].id)
+        if edge is None:
+            continue
+        src = graph.layer(edge.from_layer)
+        k = next((i for i, p in enumerate(src.outputs) if p.id == edge.from_port), None)
+        said = shapes.get(src.name or "")
+        if k is None or said is None or k >= len(said):
+            continue
+        try:
+            known[layer.index] = parse_shape(said[k])
+        except ValueError:
+            continue
+    return known
+
+
 def add_openvino_findings(report: CheckReport) -> None:
     """Ask openvino for every layer's output shapes and add a finding for each declared
     output port that disagrees (openvino's own reader never reports them)."""
@@ -421,6 +533,16 @@ def add_openvino_findings(report: CheckReport) -> None:
 
     with refusals("openvino", report.path):
         shapes = openvino_rt.output_shapes(report.path)
+    known = _openvino_inputs(report.graph, shapes)
+    if known:
+        # openvino knows every layer's true input: infer the pooling layers from it, so that a
+        # wrong dim of another layer type is not taken for the pooling layer's input
+        again = check_graph(report.graph, known_inputs=known)
+        report.inference, report.layers, report.findings = (
+            again.inference,
+            again.layers,
+            again.findings,
+        )
     for layer in report.graph.layers:
         if layer.name is None or layer.name not in shapes:
             continue

@@ -3,12 +3,18 @@
 Pooling layers get their output dims from the geometry rules (on interval bounds); every other
 layer type is taken as declared.  `check` compares the result with the declared `<dim>`s; `run`
 and `explain` use the same `PoolingLayer` objects.
+
+A port of another layer type that declares `-1` says only "not static": openvino writes -1 for
+every non-static dim, intervals included (measured with openvino 2026.4: a Parameter of shape
+[1,3,2..3,8] keeps `shape="1,3,2..3,8"`, but a ReLU after it writes <dim>-1</dim>).  Such a dim
+is *unknown* here: it is taken as [0, inf), and the dims a pooling layer derives from it are
+bounds that openvino's own (narrower) input may sit inside, not the exact result.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from .conventions import ONNX, OPENVINO, Convention
 from .errors import IrParseError, IrpoolError, ShapeError
@@ -25,7 +31,19 @@ from .geometry import (
     shape_rule,
     size_formula,
 )
-from .model import Dim, Graph, Layer, Port, Shape, parse_shape, shape_of
+from .model import (
+    ELEMENT_BITS,
+    OTHER_TYPES,
+    Dim,
+    Graph,
+    Layer,
+    Port,
+    Shape,
+    format_shape,
+    normalize_element_type,
+    parse_shape,
+    shape_of,
+)
 from .ops import onnx as onnx_ops
 from .ops import openvino as ov_ops
 from .ops.spec import OpSpec
@@ -42,6 +60,12 @@ class PoolingLayer:
     output_shape: Shape | None
     formulas: tuple[str, ...]
     notes: tuple[str, ...] = ()
+    unknown: tuple[bool, ...] = ()
+    """Per output axis: the size rests on an input dim written as -1 (unknown), so the output
+    dim is a bound, not openvino's exact result; empty when no axis is unknown."""
+
+    def is_unknown(self, axis: int) -> bool:
+        return axis < len(self.unknown) and self.unknown[axis]
 
     @property
     def output_ports(self) -> tuple[Port, ...]:
@@ -58,6 +82,26 @@ class Inference:
     pooling: list[PoolingLayer] = field(default_factory=list)
     unverified: list[Layer] = field(default_factory=list)
     parameter_shapes: dict[int, Shape | None] = field(default_factory=dict)
+    unknown: dict[tuple[int, int], tuple[bool, ...]] = field(default_factory=dict)
+    """Per port: which dims are unknown (a declared -1 that may stand for an interval)."""
+    declared: set[tuple[int, int]] = field(default_factory=set)
+    """Ports whose shape is only what the file declares (layers of other types)."""
+
+
+def dim_agrees(declared: int, inferred: Dim, unknown: bool = False) -> bool:
+    """Whether a declared dim can be what openvino writes for the inferred one: the static size,
+    or -1 for a non-static dim.  An `unknown` inferred dim (derived from a -1 that may have been
+    an interval) holds only bounds: any size within them may be openvino's exact result."""
+    if declared == -1:
+        return not inferred.is_static
+    if unknown and not inferred.is_static:
+        return inferred.contains(declared)
+    return inferred.is_static and inferred.lo == declared
+
+
+def unknown_dims(dims: tuple[int, ...] | None) -> tuple[bool, ...]:
+    """Which of a port's declared dims are -1."""
+    return tuple(d == -1 for d in dims) if dims is not None else ()
 
 
 def is_pooling(layer: Layer) -> bool:
@@ -94,8 +138,11 @@ def convention_of(layer: Layer) -> Convention:
     return ONNX if layer.domain else OPENVINO
 
 
-def infer_pooling(layer: Layer, input_shape: Shape | None) -> PoolingLayer:
-    """Params and output shape of one pooling layer for an input shape (None = dynamic rank)."""
+def infer_pooling(
+    layer: Layer, input_shape: Shape | None, unknown: tuple[bool, ...] = ()
+) -> PoolingLayer:
+    """Params and output shape of one pooling layer for an input shape (None = dynamic rank);
+    `unknown` marks the input dims written as -1 (see the module docstring)."""
     selected = pooling_spec(layer)
     assert selected is not None
     spec, version_note = selected
@@ -106,21 +153,31 @@ def infer_pooling(layer: Layer, input_shape: Shape | None) -> PoolingLayer:
             layer.where(layer.outputs[spec.outputs].line),
         )
     rank = None if input_shape is None else len(input_shape)
-    if layer.domain and input_shape is not None and layer.attrs.get("channels_last"):
+    if input_shape is None or len(unknown) != len(input_shape) or not any(unknown):
+        unknown = ()
+    channels_last = bool(layer.domain and layer.attrs.get("channels_last"))
+    if input_shape is not None and channels_last:
         input_shape = (input_shape[0], input_shape[-1], *input_shape[1:-1])
+        if unknown:
+            unknown = (unknown[0], unknown[-1], *unknown[1:-1])
     try:
         params = layer_params(layer, spec, rank)
-        output, formulas = _output_shape(params, input_shape, convention_of(layer))
+        output, formulas = _output_shape(params, input_shape, convention_of(layer), unknown)
     except IrpoolError as e:
         raise e.at(layer.where()) from None
-    if layer.domain and output is not None and layer.attrs.get("channels_last"):
+    if output is not None and channels_last:
         output = (output[0], *output[2:], output[1])
+        if unknown:
+            unknown = (unknown[0], *unknown[2:], unknown[1])
     notes = tuple(n for n in (version_note, *params.notes) if n)
-    return PoolingLayer(layer, spec, params, input_shape, output, formulas, notes)
+    return PoolingLayer(layer, spec, params, input_shape, output, formulas, notes, unknown)
 
 
 def _output_shape(
-    params: PoolParams, input_shape: Shape | None, convention: Convention = OPENVINO
+    params: PoolParams,
+    input_shape: Shape | None,
+    convention: Convention = OPENVINO,
+    unknown: tuple[bool, ...] = (),
 ) -> tuple[Shape | None, tuple[str, ...]]:
     check_params(params, params.rank if input_shape is None else len(input_shape) - 2)
     if input_shape is None:
@@ -138,7 +195,8 @@ def _output_shape(
         k, s, d = params.window[i], params.strides[i], params.dilations[i]
         if not n.is_static:
             dim = out_dim(params, i, n, rule, convention)
-            formulas.append(_interval_formula(params, i, n, rule, convention, dim))
+            written = 2 + i < len(unknown) and unknown[2 + i]
+            formulas.append(_interval_formula(params, i, n, rule, convention, dim, written))
             dims.append(dim)
             continue
         pb, pe = axis_pads(params, i, n.lo, convention)
@@ -163,15 +221,23 @@ def _output_shape(
 
 
 def _interval_formula(
-    params: PoolParams, i: int, n: Dim, rule: ShapeRule, convention: Convention, dim: Dim
+    params: PoolParams,
+    i: int,
+    n: Dim,
+    rule: ShapeRule,
+    convention: Convention,
+    dim: Dim,
+    unknown: bool = False,
 ) -> str:
     """The formula on each bound of a non-static dim, ending in the bounds of `dim` (out_dim's
-    result, which clamps a negative span at 0 as openvino does on interval bounds)."""
+    result, which clamps a negative span at 0 as openvino does on interval bounds).  An
+    `unknown` dim (written -1) is said to be one."""
+    shown_n = f"{n} (written -1: openvino may know narrower bounds)" if unknown else str(n)
     if params.auto_pad in ("same_upper", "same_lower"):
-        return f"{params.auto_pad} on the non-static dim {n}: the pads differ per size, so ?"
+        return f"{params.auto_pad} on the non-static dim {shown_n}: the pads differ per size, so ?"
     pb, pe = axis_pads(params, i, n.lo, convention)
     k, s, d = params.window[i], params.strides[i], params.dilations[i]
-    parts = [f"on the bounds of {n}:"]
+    parts = [f"on the bounds of {shown_n}:"]
     for name, bound, out in (("lower", n.lo, dim.lo), ("upper", n.hi, dim.hi)):
         if bound is None or out is None:
             parts.append(f"{name} unbounded")
@@ -195,20 +261,26 @@ def require_port_dims(layer: Layer) -> None:
             )
 
 
-def infer(graph: Graph, tensor_shapes: Mapping[str, tuple[int, ...]] | None = None) -> Inference:
+def infer(
+    graph: Graph,
+    tensor_shapes: Mapping[str, tuple[int, ...]] | None = None,
+    known_inputs: Mapping[int, Shape | None] | None = None,
+) -> Inference:
     """Propagate shapes through a net (or each fragment on its own).  Layers of other types keep
-    their declared output dims, or `tensor_shapes[tensor name]` where none are declared."""
+    their declared output dims, or `tensor_shapes[tensor name]` where none are declared.
+    `known_inputs[layer index]` is the input shape of a pooling layer as some runtime inferred
+    it (exact, e.g. openvino's); it replaces what the file says."""
     result = Inference(graph)
     index_of = {la.id: la.index for la in graph.layers if la.id is not None}
     for layer in graph.topological():
         if is_pooling(layer):
             require_port_dims(layer)
-            input_shape = _pooling_input(graph, layer, result, index_of)
-            pl = infer_pooling(layer, input_shape)
+            pl = _infer_pooling_in_graph(graph, layer, result, index_of, known_inputs or {})
             result.pooling.append(pl)
             in_et = _pooling_input_type(graph, layer, result, index_of)
             for k, port in enumerate(layer.outputs):
                 result.shapes[(layer.index, port.id)] = pl.output_shape
+                result.unknown[(layer.index, port.id)] = pl.unknown
                 if k == 0:
                     result.element_types[(layer.index, port.id)] = in_et
                 else:
@@ -218,12 +290,13 @@ def infer(graph: Graph, tensor_shapes: Mapping[str, tuple[int, ...]] | None = No
         elif layer.type.lower() == "parameter":
             shape = parameter_shape(layer)
             result.parameter_shapes[layer.index] = shape
-            et = layer.data.get("element_type")
+            et = parameter_element_type(layer)
             for port in layer.outputs:
                 result.shapes[(layer.index, port.id)] = shape
-                result.element_types[(layer.index, port.id)] = (
-                    et.strip() if et else port.element_type
-                )
+                result.element_types[(layer.index, port.id)] = et or port.element_type
+                if layer.data.get("shape") is None:
+                    result.unknown[(layer.index, port.id)] = unknown_dims(port.dims)
+                    result.declared.add((layer.index, port.id))
         else:
             if layer.type.lower() != "result":
                 result.unverified.append(layer)
@@ -232,8 +305,25 @@ def infer(graph: Graph, tensor_shapes: Mapping[str, tuple[int, ...]] | None = No
                 if dims is None and tensor_shapes is not None and port.names:
                     dims = tensor_shapes.get(port.names[0])
                 result.shapes[(layer.index, port.id)] = shape_of(dims) if dims is not None else None
+                result.unknown[(layer.index, port.id)] = unknown_dims(dims)
+                result.declared.add((layer.index, port.id))
                 result.element_types[(layer.index, port.id)] = port.element_type
     return result
+
+
+def parameter_element_type(layer: Layer) -> str | None:
+    """A Parameter's `element_type` in the IR short spelling, or None where it has none."""
+    raw = layer.data.get("element_type")
+    if raw is None:
+        return None
+    et = normalize_element_type(raw)
+    if et is None:
+        known = ", ".join((*ELEMENT_BITS, *OTHER_TYPES))
+        raise IrParseError(
+            f'Parameter element_type="{raw}" is not an element type; expected one of {known}',
+            layer.where(),
+        )
+    return et
 
 
 def parameter_shape(layer: Layer) -> Shape | None:
@@ -254,9 +344,22 @@ def parameter_shape(layer: Layer) -> Shape | None:
     )
 
 
-def _pooling_input(
+@dataclass(frozen=True)
+class _Witness:
+    """One account of a pooling layer's input: its shape, unknown dims, and where it is from."""
+
+    shape: Shape | None
+    unknown: tuple[bool, ...]
+    source: str
+
+
+def _witnesses(
     graph: Graph, layer: Layer, result: Inference, index_of: dict[int, int]
-) -> Shape | None:
+) -> list[_Witness]:
+    """What the file says the input of a pooling layer is: the producer's shape (the Parameter's
+    `shape`, an inferred pooling output, or another layer's declared dims); and, when the
+    producer only declares its dims and the layer's own input port declares others, that port
+    too, first: two declarations disagree, and the layer's own port is the nearer witness."""
     if not layer.inputs:
         raise IrParseError(
             "pooling layer has no input port; expected <input><port> with the input dims",
@@ -269,13 +372,95 @@ def _pooling_input(
                 f"input port {port.id} has no <dim>; expected the input dims of the fragment",
                 layer.where(port.line),
             )
-        return shape_of(port.dims)
+        return [_Witness(shape_of(port.dims), unknown_dims(port.dims), "input port")]
     assert layer.id is not None
     edge = graph.producer(layer.id, port.id)
     if edge is None:  # an ONNX initializer
         value = graph.initializers.get(port.names[0]) if port.names else None
-        return shape_of(value.shape) if value is not None else None
-    return result.shapes.get((index_of[edge.from_layer], edge.from_port))
+        return [_Witness(shape_of(value.shape) if value is not None else None, (), "initializer")]
+    key = (index_of[edge.from_layer], edge.from_port)
+    src = graph.layer(edge.from_layer)
+    out = src.output_port(edge.from_port)
+    produced = _Witness(
+        result.shapes.get(key), result.unknown.get(key, ()), f'the edge from "{src.label}"'
+    )
+    if (
+        key in result.declared
+        and out is not None
+        and out.dims is not None
+        and port.dims is not None
+        and out.dims != port.dims
+    ):
+        own = _Witness(shape_of(port.dims), unknown_dims(port.dims), f"input port {port.id}")
+        return [own, produced]
+    return [produced]
+
+
+def _agrees(layer: Layer, pl: PoolingLayer) -> bool:
+    """Whether every declared output dim of a pooling layer agrees with `pl`'s output shape."""
+    shape = pl.output_shape
+    if shape is None:
+        return True
+    for port in layer.outputs:
+        if port.dims is None:
+            continue
+        if len(port.dims) != len(shape):
+            return False
+        for axis, (d, dim) in enumerate(zip(port.dims, shape, strict=True)):
+            if not dim_agrees(d, dim, pl.is_unknown(axis)):
+                return False
+    return True
+
+
+def _infer_pooling_in_graph(
+    graph: Graph,
+    layer: Layer,
+    result: Inference,
+    index_of: dict[int, int],
+    known_inputs: Mapping[int, Shape | None],
+) -> PoolingLayer:
+    """A pooling layer inferred from its input: a known (runtime) input if given, else the file's
+    account of it; of two disagreeing accounts, the one the declared outputs agree with (else
+    the layer's own input port), with a note saying so."""
+    witnesses = _witnesses(graph, layer, result, index_of)
+    if layer.index in known_inputs:
+        known = known_inputs[layer.index]
+        pl = infer_pooling(layer, known)
+        file_shape = witnesses[0].shape
+        if format_shape(file_shape) != format_shape(known):
+            note = (
+                f"input {format_shape(known)} as openvino infers it; the file declares "
+                f"{format_shape(file_shape)}"
+            )
+            pl = replace(pl, notes=(*pl.notes, note))
+        return pl
+    if len(witnesses) == 1:
+        w = witnesses[0]
+        return infer_pooling(layer, w.shape, w.unknown)
+    inferred: list[tuple[_Witness, PoolingLayer]] = []
+    refusal: IrpoolError | None = None
+    for w in witnesses:
+        try:
+            inferred.append((w, infer_pooling(layer, w.shape, w.unknown)))
+        except IrpoolError as e:
+            refusal = refusal or e
+    if not inferred:
+        assert refusal is not None
+        raise refusal
+    used, chosen = next(((w, pl) for w, pl in inferred if _agrees(layer, pl)), inferred[0])
+    if refusal is not None:
+        why = f"the other gives no output: {refusal.message}"
+    elif _agrees(layer, chosen):
+        why = "the declared output agrees with it"
+    else:
+        why = "the declared output agrees with neither"
+    own, produced = witnesses
+    note = (
+        f"input disputed: input port {layer.inputs[0].id} declares {format_shape(own.shape)}, "
+        f"{produced.source} declares {format_shape(produced.shape)}; inferred from "
+        f"{used.source} ({why})"
+    )
+    return replace(chosen, notes=(*chosen.notes, note))
 
 
 def _pooling_input_type(
