@@ -365,9 +365,8 @@ def check_file(path: str) -> CheckReport:
 def check_onnx_file(path: str) -> CheckReport:
     """Check an ONNX model: declared shapes (value_info, outputs) against onnxruntime's sizes,
     with notes where the operator text of the node's version or onnx's own shape inference
-    would say something else (D2b, D5, D14)."""
-    from dataclasses import replace
-
+    would say something else (D2b, D4, D5, D14).  A node onnxruntime refuses to run is an
+    error, not a size."""
     from .frontends import onnx_model
     from .ops import onnx as onnx_ops
 
@@ -376,11 +375,13 @@ def check_onnx_file(path: str) -> CheckReport:
     inferred = _onnx_shape_inference(model)
     report = check_graph(graph, inferred)
     onnx_version = onnx_model.load_onnx().__version__
+    nodes = {n.output[0]: n for n in model.graph.node if n.output and n.output[0]}
     for result in report.layers:
         pl = result.pooling
         notes = list(pl.notes)
         shape = pl.input_shape
         if shape is not None and all(d.is_static for d in shape) and pl.output_shape is not None:
+            _refuse_like_onnxruntime(pl)
             runtime = [d.lo if d.is_static else -1 for d in pl.output_shape]
             spatial = [d.lo for d in shape[2:]]
             spec_sizes = [
@@ -391,27 +392,89 @@ def check_onnx_file(path: str) -> CheckReport:
             if spec_sizes != runtime_spatial:
                 notes.append(
                     f"the {pl.spec.label} operator text gives spatial size {spec_sizes}; "
-                    f"onnxruntime computes {runtime_spatial} (docs/semantics.md D2b, D5, D14)"
+                    f"onnxruntime computes {runtime_spatial} (docs/semantics.md "
+                    f"{_divergence(pl)})"
                 )
             out_name = pl.layer.outputs[0].names[0] if pl.layer.outputs[0].names else None
-            said = inferred.get(out_name) if out_name else None
-            if said is not None and list(said) != runtime and -1 not in said:
+            node = nodes.get(out_name) if out_name else None
+            said = _node_shape_inference(model, node, pl) if node is not None else None
+            if said is not None and said != runtime and -1 not in said:
                 notes.append(
-                    f"onnx {onnx_version} shape inference gives {list(said)}; onnxruntime "
-                    f"computes {runtime} (D2b)"
+                    f"onnx {onnx_version} shape inference gives {said}; onnxruntime computes "
+                    f"{runtime} ({_divergence(pl)})"
                 )
         result.pooling = replace(pl, notes=tuple(notes))
     return report
 
 
+def _divergence(pl: PoolingLayer) -> str:
+    """Which divergence of docs/semantics.md explains a size of an ONNX node that onnx's shape
+    inference or the operator text gives differently from onnxruntime."""
+    params = pl.params
+    if params.auto_pad in ("same_upper", "same_lower"):
+        text = "D5: SAME_* pads, negative in onnxruntime, and the output formula"
+        if any(d > 1 and k > 1 for k, d in zip(params.window, params.dilations, strict=True)):
+            text = "D4, " + text + "; onnxruntime pads for the undilated kernel"
+        return text
+    if params.auto_pad == "valid":
+        return "D14: VALID with ceil_mode"
+    return "D2b: ceil mode with a last window starting in the right padding"
+
+
+def _refuse_like_onnxruntime(pl: PoolingLayer) -> None:
+    """Raise where onnxruntime refuses the node at run time ("padding values must be
+    non-negative"): SAME_* pads that come out negative (kernel shorter than the stride) in
+    AveragePool before version 19 and in MaxPool without dilations or Indices output.
+    Measured with onnxruntime 1.32 on 1-D to 3-D inputs of sizes 1..8, kernels 1..3, strides
+    1..4, dilations 1..3: exactly these refuse; AveragePool-19/22 and the other MaxPool nodes
+    compute (docs/semantics.md D5)."""
+    from .conventions import ONNX
+    from .errors import ShapeError
+    from .geometry import axis_pads, pads_formula
+
+    params, shape = pl.params, pl.input_shape
+    if params.auto_pad not in ("same_upper", "same_lower") or shape is None:
+        return
+    if pl.spec.family == "AveragePool":
+        refused = pl.spec.since < 19
+    else:
+        refused = pl.spec.family == "MaxPool" and not params.indices
+        refused = refused and all(d == 1 for d in params.dilations)
+    if not refused:
+        return
+    for i, n in enumerate(d.lo for d in shape[2:]):
+        pb, pe = axis_pads(params, i, n, ONNX)
+        if pb < 0 or pe < 0:
+            k, s, d = params.window[i], params.strides[i], params.dilations[i]
+            upper = params.auto_pad == "same_upper"
+            others = (
+                "AveragePool-19 and later compute it"
+                if pl.spec.family == "AveragePool"
+                else "MaxPool computes it only with dilations or an Indices output"
+            )
+            raise ShapeError(
+                "onnxruntime refuses this node when it runs ('padding values must be "
+                f"non-negative'): at axis {i}, {pads_formula(n, k, s, d, pb, pe, upper, ONNX)} "
+                f"(docs/semantics.md D5; {others})",
+                pl.layer.where(),
+            )
+
+
 def _onnx_shape_inference(model: Any) -> dict[str, tuple[int, ...]]:
-    """Tensor shapes onnx's shape inference derives (empty where it cannot)."""
-    from onnx import shape_inference
+    """Tensor shapes onnx's shape inference derives (empty where it cannot).  The graph
+    outputs' declared shapes are cleared first (on a copy), so that what is read for them is
+    onnx's result, not the declaration."""
+    from onnx import ModelProto, shape_inference
 
     from .frontends.onnx_model import _dims
 
+    copy = ModelProto()
+    copy.CopyFrom(model)
+    for out in copy.graph.output:
+        if out.type.HasField("tensor_type"):
+            out.type.tensor_type.ClearField("shape")
     try:
-        inferred = shape_inference.infer_shapes(model, strict_mode=False)
+        inferred = shape_inference.infer_shapes(copy, strict_mode=False)
     except Exception:
         return {}
     shapes = {}
@@ -420,6 +483,41 @@ def _onnx_shape_inference(model: Any) -> dict[str, tuple[int, ...]]:
         if dims is not None:
             shapes[info.name] = dims
     return shapes
+
+
+def _node_shape_inference(model: Any, node: Any, pl: PoolingLayer) -> list[int] | None:
+    """The output shape onnx's shape inference gives one pooling node on the input shape
+    irpool (and onnxruntime) give it, or None where onnx says nothing: the node alone in a
+    model of the same opsets, so that a divergence upstream does not count here."""
+    from onnx import TensorProto, helper, shape_inference
+
+    if pl.input_shape is None or pl.layer.domain != "ai.onnx" or not node.input:
+        return None
+    types = {
+        info.name: info.type.tensor_type.elem_type
+        for info in [*model.graph.input, *model.graph.value_info, *model.graph.output]
+        if info.type.HasField("tensor_type")
+    }
+    dims = [d.lo for d in pl.input_shape]
+    if pl.layer.attrs.get("channels_last"):
+        dims = [dims[0], *dims[2:], dims[1]]
+    x = node.input[0]
+    graph = helper.make_graph(
+        [node],
+        "one_node",
+        [helper.make_tensor_value_info(x, types.get(x, TensorProto.FLOAT), dims)],
+        [helper.make_tensor_value_info(o, TensorProto.UNDEFINED, None) for o in node.output if o],
+    )
+    one = helper.make_model(graph, opset_imports=list(model.opset_import))
+    one.ir_version = model.ir_version
+    try:
+        inferred = shape_inference.infer_shapes(one, strict_mode=True)
+    except Exception:
+        return None
+    out = inferred.graph.output[0].type.tensor_type
+    if not out.HasField("shape"):
+        return None
+    return [d.dim_value if d.HasField("dim_value") else -1 for d in out.shape.dim]
 
 
 def format_report(report: CheckReport, verbose: bool = False) -> str:
