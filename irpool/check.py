@@ -13,7 +13,7 @@ from typing import Any, Literal
 
 from .errors import Where
 from .frontends import ir_xml
-from .model import Graph, Layer, Port, Shape, format_shape
+from .model import Edge, Graph, Layer, Port, Shape, format_shape
 from .shapes import Inference, PoolingLayer, dim_agrees, infer
 
 SCHEMA = "irpool.check/1"
@@ -227,6 +227,9 @@ def check_graph(
     findings: list[Finding] = []
     results: list[LayerResult] = []
     by_index = {pl.layer.index: pl for pl in inference.pooling}
+    consumers: dict[int, list[Edge]] = {}
+    for e in graph.edges:
+        consumers.setdefault(e.from_layer, []).append(e)
     for layer in graph.layers:
         if layer.index in by_index:
             pl = _unverifiable_said(by_index[layer.index])
@@ -236,7 +239,7 @@ def check_graph(
                     compare_port(layer, port, pl.output_shape, pl.formulas, unknown=pl.unknown)
                 )
             if pl.unknown:
-                result.findings.extend(_unknown_dim_findings(graph, pl, result.findings))
+                result.findings.extend(_unknown_dim_findings(graph, pl, result.findings, consumers))
             if graph.ir_version == 11:
                 result.findings.extend(_type_findings(layer, inference))
             results.append(result)
@@ -250,7 +253,9 @@ def check_graph(
     return CheckReport(graph.path, graph, inference, results, findings)
 
 
-def _unknown_dim_findings(graph: Graph, pl: PoolingLayer, found: list[Finding]) -> list[Finding]:
+def _unknown_dim_findings(
+    graph: Graph, pl: PoolingLayer, found: list[Finding], consumers: Mapping[int, list[Edge]]
+) -> list[Finding]:
     """Where the rules give only bounds (an input written -1), two declarations that should be
     one still contradict each other: the output ports of a layer (openvino gives them one
     shape), and an output port and the input port at the other end of its edge.  Each such dim
@@ -292,9 +297,7 @@ def _unknown_dim_findings(graph: Graph, pl: PoolingLayer, found: list[Finding]) 
                 add(port, axis, a, f"output port {first.id} (both outputs have one shape)")
     if layer.id is None or graph.fragment:
         return more
-    for e in graph.edges:
-        if e.from_layer != layer.id:
-            continue
+    for e in consumers.get(layer.id, []):
         out = layer.output_port(e.from_port)
         dst = graph.layer(e.to_layer)
         inp = dst.input_port(e.to_port)
