@@ -13,10 +13,13 @@ from typing import Literal
 from .errors import UsageError
 
 DivisorRule = Literal["full_if_any_pad", "declared"]
-NanMax = Literal["ignore", "first", "propagate"]
+NanMax = Literal[
+    "ignore", "first", "propagate", "mlas_generic", "mlas_global", "mlas_2d", "mlas_3d"
+]
 EmptyMean = Literal["openvino", "nan", "zero"]
 EmptyMax = Literal["lowest", "-inf"]
 IntMean = Literal["half_even", "trunc"]
+EmptyIndex = Literal["plane_start", "minus_one"]
 
 
 @dataclass(frozen=True)
@@ -39,8 +42,9 @@ class Convention:
     """A max window with no tap in the input: OpenVINO gives the lowest finite value of its
     f32 compute type (f16 outputs show -inf); PyTorch starts from -inf."""
     nan_max: NanMax
-    """NaN in a max window (D8): OpenVINO never selects it; onnxruntime keeps it only when it is
-    the first in-input tap (its index path); PyTorch propagates it and points at the last NaN."""
+    """NaN in a max window (D8): OpenVINO never selects it; onnxruntime's reference loop keeps
+    it only when it is the first in-input tap; PyTorch propagates it and points at the last NaN.
+    onnxruntime's MLAS kernels have their own rules (`onnxruntime_kernels`)."""
     int_mean: IntMean
     """Integer mean (D9): OpenVINO CPU rounds half to even; PyTorch int64 truncates."""
     same_pads_dilated: bool
@@ -53,6 +57,17 @@ class Convention:
     narrow_64bit: bool = False
     """OpenVINO's CPU plugin runs f64 pooling in f32 (inputs saturate to +-FLT_MAX) and i64
     pooling in i32 (inputs wrap to 32 bits); measured, see docs/semantics.md."""
+    empty_index: EmptyIndex = "plane_start"
+    """The index of a max window with no tap in the input (only dilations make one there):
+    OpenVINO points at the first element of the window's plane; onnxruntime's loop leaves every
+    spatial coordinate at -1, so its flat index is the plane's offset minus the sum of the
+    spatial strides (measured: -8 for the first plane of a 1x7 input)."""
+    onnxruntime_kernels: bool = False
+    """onnxruntime's choice of CPU kernel decides numbers and refusals (measured with
+    onnxruntime 1.32, docs/semantics.md): a node its front end marks for MLAS
+    (`PoolParams.onnxruntime_mlas`) gets the NaN rules of the MLAS max kernel that runs it, the
+    divisor prod(k) with count_include_pad, and refuses negative SAME pads; every node with a
+    written pad >= its kernel is refused ("Pad should be smaller than kernel", D11)."""
 
 
 OPENVINO = Convention(
@@ -80,6 +95,8 @@ ONNX = Convention(
     same_pads_dilated=False,
     onnxruntime_sizes=True,
     narrow_64bit=False,
+    empty_index="minus_one",
+    onnxruntime_kernels=True,
 )
 
 TORCH = Convention(

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from . import conventions as conv
-from .conventions import Convention, IntMean, NanMax
+from .conventions import Convention, EmptyIndex, IntMean, NanMax
 from .errors import ShapeError, SpecError
 from .model import Dim
 
@@ -54,6 +54,10 @@ class PoolParams:
     index_dtype: str = "int64"
     divisor_override: Literal["full"] | None = None
     openvino_checks: bool = False
+    onnxruntime_mlas: bool = False
+    """onnxruntime runs this node's float32/float16 data through its MLAS kernels (set by the
+    ONNX op rows: AveragePool-7..18 unless ceil_mode and count_include_pad are both set, MaxPool
+    without Indices, dilations > 1 or storage_order=1); see Convention.onnxruntime_kernels."""
     notes: tuple[str, ...] = field(default=(), compare=False)
 
     @property
@@ -277,10 +281,23 @@ class PoolPlan:
     index_dtype: str = "int64"
     int_mean: IntMean = "half_even"
     narrow_64bit: bool = False
+    empty_index: EmptyIndex = "plane_start"
+    float_refusal: str | None = None
+    """Why the runtime of the convention refuses this layer for float32/float16 data (onnxruntime's
+    MLAS kernels take no negative pads, D5); other element types are computed."""
 
     @property
     def output_shape(self) -> tuple[int, ...]:
         return self.input_shape[:2] + tuple(a.out for a in self.axes)
+
+    def refusal(self, element_type: str | None) -> str | None:
+        """The reason the runtime refuses this layer for data of `element_type` (a numpy name
+        such as float32, or an element type such as f32; None counts as float32), or None."""
+        if self.float_refusal is None:
+            return None
+        if element_type in (None, "float32", "float16", "f32", "f16"):
+            return self.float_refusal
+        return None
 
     @property
     def pads(self) -> Pads:
@@ -327,7 +344,10 @@ def check_axis(params: PoolParams, axis: int, n: int, pb: int, pe: int) -> None:
 
 
 def axis_pads(params: PoolParams, axis: int, n: int, convention: Convention) -> tuple[int, int]:
-    """(before, after) pads of one axis after auto_pad; written pads count only if explicit."""
+    """(before, after) pads of one axis after auto_pad; written pads count only if explicit.
+    A convention whose runtime refuses the written pads of the axis raises (D11)."""
+    if convention.onnxruntime_kernels:
+        _refuse_pads_over_kernel(params, axis)
     if params.auto_pad == "valid":
         return 0, 0
     if params.auto_pad in ("same_upper", "same_lower"):
@@ -387,6 +407,12 @@ def plan(
         empty: Empty = "lowest" if cv.empty_max == "lowest" else "-inf"
     else:
         empty = cv.empty_mean
+    # MLAS has no Indices output: a node that asks for them runs onnxruntime's own loop
+    mlas = cv.onnxruntime_kernels and params.onnxruntime_mlas and not params.indices
+    nan_max: NanMax = cv.nan_max
+    if mlas and params.reduce == "max":
+        nan_max = mlas_max_kernel(tuple(axes))
+    refusal = _negative_pads_refusal(params, sizes, pads) if mlas else None
     return PoolPlan(
         op=params.op,
         convention=cv.name,
@@ -397,14 +423,69 @@ def plan(
         divisor=divisor,
         divisor_reason=reason,
         empty=empty,
-        nan_max=cv.nan_max,
+        nan_max=nan_max,
         indices=params.indices,
         index_axis=params.index_axis,
         column_major=params.column_major,
         index_dtype=params.index_dtype,
         int_mean=cv.int_mean,
         narrow_64bit=cv.narrow_64bit,
+        empty_index=cv.empty_index,
+        float_refusal=refusal,
     )
+
+
+MLAS_ROW_BUFFER = 2048 - 3
+"""Elements of the row buffer of MLAS's vector pooling kernels (MLAS_POOL_REDUCTION_BUFFER_STACK
+less the padding it keeps for reading whole vectors): the padded last axis must fit in it."""
+
+
+def mlas_max_kernel(axes: tuple[AxisPlan, ...]) -> NanMax:
+    """The MLAS kernel onnxruntime's float32 MaxPool runs for this geometry, which decides what
+    NaN and -inf give (MlasPool; measured against onnxruntime 1.32, docs/semantics.md):
+
+    * `mlas_global`: every window is its whole plane, with stride 1 and no padding;
+    * `mlas_2d` / `mlas_3d`: the vector kernels, for 2-D and 3-D with a stride of at most 2 on
+      the last axis, windows of at most 32 and a padded last axis that fits the row buffer;
+    * `mlas_generic`: the plain loop, everything else (every 1-D window but the global one).
+    """
+    if all(a.window == a.size and a.stride == 1 and a.pad_begin == a.pad_end == 0 for a in axes):
+        return "mlas_global"
+    if len(axes) in (2, 3) and axes[-1].stride <= 2 and all(a.window <= 32 for a in axes):
+        room = MLAS_ROW_BUFFER
+        for pad in (axes[-1].pad_begin, axes[-1].pad_end):
+            room = room - pad if room >= pad else 0
+        if room >= axes[-1].size:
+            return "mlas_2d" if len(axes) == 2 else "mlas_3d"
+    return "mlas_generic"
+
+
+def _refuse_pads_over_kernel(params: PoolParams, axis: int) -> None:
+    """onnxruntime refuses a written pad >= its (undilated) kernel when it creates the node,
+    whatever auto_pad says (measured; D11)."""
+    (pb, pe), k = params.pads[axis], params.window[axis]
+    if pb >= k or pe >= k:
+        raise SpecError(
+            f"onnxruntime refuses: pads ({pb}, {pe}) on axis {axis} are not smaller than the "
+            f"kernel {k} ('Pad should be smaller than kernel', even with auto_pad; "
+            "docs/semantics.md D11); expected pads < kernel"
+        )
+
+
+def _negative_pads_refusal(params: PoolParams, sizes: tuple[int, ...], pads: Pads) -> str | None:
+    """onnxruntime's MLAS kernels refuse the negative pads its SAME_* arithmetic gives when the
+    (undilated) kernel is smaller than the stride: 'padding values must be non-negative'."""
+    for i, (pb, pe) in enumerate(pads):
+        if pb < 0 or pe < 0:
+            runs = "AveragePool-7..18" if params.reduce == "mean" else "MaxPool without Indices"
+            return (
+                "onnxruntime refuses: negative pads from SAME_* with kernel < stride "
+                f"(auto_pad={params.auto_pad.upper()}, kernel_shape={list(params.window)}, "
+                f"strides={list(params.strides)}: input size {sizes[i]} on axis {i} gives pads "
+                f"({pb}, {pe})); its MLAS kernels ({runs} on float data) take no negative "
+                "pads, where AveragePool-19+ computes (docs/semantics.md D5)"
+            )
+    return None
 
 
 def _divisor(params: PoolParams, pads: Pads, cv: Convention) -> tuple[Divisor, str]:
@@ -414,6 +495,11 @@ def _divisor(params: PoolParams, pads: Pads, cv: Convention) -> tuple[Divisor, s
         return "in_input", "padding excluded: each window is divided by its taps inside the input"
     if params.divisor_override == "full":
         return "full", f"{params.op} divides every window by the full kernel volume"
+    if cv.onnxruntime_kernels and params.onnxruntime_mlas:
+        return "full", (
+            f"{cv.title} runs {params.op} with ceil_mode=0 through MLAS, which divides every "
+            "window by the full kernel volume (also one larger than the padded input)"
+        )
     if cv.count_pad_divisor == "declared":
         return "declared", (
             f"{cv.title}: padding counted up to the declared pads; the ceil overhang beyond "

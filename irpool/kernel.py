@@ -19,6 +19,8 @@ How it works (docs/kernel.md has the measurements behind each choice):
 * Global pooling (one window per plane) is a reduction over a transposed copy.
 * Rare cases (NaN policies other than openvino's, a maximum equal to the padding value) are
   fixed up with a direct per-tap scan over the unpadded chunk.
+* onnxruntime's MLAS max kernels (the plan's `mlas_*` NaN rules) are plain maxima on chunks
+  without NaN; a chunk holding a NaN is recomputed in the kernel's own order of operations.
 """
 
 from __future__ import annotations
@@ -29,15 +31,16 @@ import math
 import os
 import threading
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
+from .conventions import NanMax
 from .env import env_int
-from .errors import InputError
+from .errors import InputError, SpecError
 from .geometry import AxisPlan, PoolPlan, ceil_div
 
 CHUNK_BYTES = 1 << 20
@@ -244,7 +247,24 @@ def check_input(x: Array, plan: PoolPlan) -> str:
         raise InputError(
             f"input shape {list(x.shape)} does not match the plan's {list(plan.input_shape)}"
         )
+    refused = plan.refusal(name)
+    if refused is not None:
+        raise SpecError(refused)
     return name
+
+
+MLAS_POLICIES = ("mlas_generic", "mlas_global", "mlas_2d", "mlas_3d")
+
+
+def max_policy(plan: PoolPlan, name: str) -> NanMax:
+    """The NaN rule the core applies to input of dtype `name`.  onnxruntime's MLAS kernels are
+    float32 ones (float16 runs through them in float32); other types take its reference loop,
+    the 'first' rule.  MLAS's generic loop, std::max from lowest(), is the 'ignore' rule."""
+    if plan.nan_max not in MLAS_POLICIES:
+        return plan.nan_max
+    if name not in ("float32", "float16"):
+        return "first"
+    return "ignore" if plan.nan_max == "mlas_generic" else plan.nan_max
 
 
 @dataclass(frozen=True)
@@ -454,6 +474,9 @@ def pool(x: Array, plan: PoolPlan, threads: int | None = None) -> tuple[Array, A
     Chunks of planes run on `threads` threads (default: IRPOOL_THREADS, else the CPU count, at
     most 8); results do not depend on it."""
     name = check_input(x, plan)
+    policy = max_policy(plan, name) if plan.reduce == "max" else plan.nan_max
+    if policy != plan.nan_max:
+        plan = replace(plan, nan_max=policy)
     cdt = compute_dtype(x.dtype, plan)
     out = np.empty(plan.output_shape, dtype=x.dtype)
     want_indices = plan.indices and plan.reduce == "max"
@@ -722,7 +745,7 @@ def _max_chunk(
     elif plan.nan_max == "ignore":
         pad, op = lowest, np.fmax
     else:
-        pad, op = -math.inf, (np.fmax if plan.nan_max == "first" else np.maximum)
+        pad, op = -math.inf, (np.maximum if plan.nan_max == "propagate" else np.fmax)
     acc: Array | None = None
     buffers: list[Array] = []
     pad_hit = False
@@ -751,6 +774,11 @@ def _max_chunk(
     has_nan = floating and plan.nan_max != "ignore" and bool(np.isnan(chunk).any())
     if has_nan and plan.nan_max == "first":
         values[np.isnan(_first_tap_values(chunk, plan))] = np.nan
+    if floating and plan.nan_max in MLAS_POLICIES:
+        if has_nan:  # rare: the kernel's own order of operations decides
+            values[...] = _mlas_max(chunk, plan, lowest)
+        else:
+            _mlas_floor(values, plan, lowest)
     mask = empty_windows(plan)
     if mask is not None:
         values[:, mask] = empty_value
@@ -968,7 +996,7 @@ def _indices(
     missing = found < 0
     index += base
     if missing.any():
-        index[missing] = 0
+        index[missing] = 0 if plan.empty_index == "plane_start" else -sum(_strides(plan))
     plane_size = math.prod(a.size for a in plan.axes)
     planes = np.arange(p0, p0 + values.shape[0], dtype=np.int64) * plane_size
     index += planes.reshape((-1,) + (1,) * len(plan.axes))
@@ -986,3 +1014,130 @@ def _first_tap_numbers(plan: PoolPlan) -> Array:
     for axis, v in zip(plan.axes[1:], numbers[1:], strict=True):
         result = np.add.outer(result * axis.window, v)
     return np.asarray(result)
+
+
+# -- onnxruntime's MLAS max kernels -----------------------------------------------------------
+#
+# Without NaN these are plain maxima that start from lowest() (the generic and global kernels
+# and the 3-D vector kernel) or, in the 2-D vector kernel, from the first row of the window, with
+# lowest() only in the padding of the last axis.  With NaN, the order of operations decides:
+# SSE's maxps(a, b) returns b when either is NaN, so a NaN met by a vector fold restarts it from
+# the next value, while std::max(a, b) (scalar code) never takes a NaN b and keeps a NaN a.
+
+
+def _maxps(acc: Array, v: Array) -> Array:
+    """maxps(acc, v): v where either is NaN, else the larger."""
+    return np.asarray(np.where(np.isnan(acc), v, np.maximum(acc, v)))
+
+
+def _std_max(acc: Array, v: Array) -> Array:
+    """std::max(acc, v): v only where acc < v."""
+    return np.asarray(np.where(acc < v, v, acc))
+
+
+def _mlas_floor(values: Array, plan: PoolPlan, lowest: float | int) -> None:
+    """NaN-free windows: the maximum, raised to lowest() where the kernel starts from it."""
+    if plan.nan_max != "mlas_2d":
+        np.fmax(values, lowest, out=values)
+        return
+    axis = plan.axes[-1]
+    start = np.arange(axis.out) * axis.stride - axis.pad_begin
+    padded = (start < 0) | (start + axis.window > axis.size)
+    if padded.any():
+        values[..., padded] = np.fmax(values[..., padded], lowest)
+
+
+def _maxps_fold(seq: Array, start: float | int) -> Array:
+    """maxps folded over axis 1 from `start`: NaN where the last element is NaN, else the
+    maximum of the elements after the last NaN (with `start` when there is no NaN)."""
+    shape = seq.shape[:1] + seq.shape[2:]
+    if seq.shape[1] == 0:
+        return np.full(shape, start, seq.dtype)
+    nan = np.isnan(seq)
+    after_last_nan = np.cumsum(nan[:, ::-1], axis=1)[:, ::-1] == 0
+    best = np.max(np.where(after_last_nan, seq, -np.inf), axis=1)
+    result = np.where(nan.any(axis=1), best, np.maximum(best, start))
+    return np.asarray(np.where(nan[:, -1], np.nan, result).astype(seq.dtype))
+
+
+def _mlas_global(chunk: Array, lowest: float | int) -> Array:
+    """MlasPoolGlobalKernel: four lanes folded with maxps over the plane, combined as
+    maxps(maxps(l0, l2), maxps(l1, l3)), then the last size % 4 elements with std::max."""
+    planes = chunk.shape[0]
+    flat = chunk.reshape(planes, -1)
+    whole = flat.shape[1] // 4 * 4
+    lanes = _maxps_fold(flat[:, :whole].reshape(planes, -1, 4), lowest)
+    total = _maxps(_maxps(lanes[:, 0], lanes[:, 2]), _maxps(lanes[:, 1], lanes[:, 3]))
+    for k in range(whole, flat.shape[1]):
+        total = _std_max(total, flat[:, k])
+    return total.reshape((planes,) + (1,) * (chunk.ndim - 1))
+
+
+def _fold_columns(cols: Array, v: Array, vector: int) -> Array:
+    """One more row into the column folds: maxps for the columns MLAS reads four at a time,
+    std::max for the last width % 4 ones."""
+    new = np.empty_like(cols)
+    new[..., :vector] = _maxps(cols[..., :vector], v[..., :vector])
+    new[..., vector:] = _std_max(cols[..., vector:], v[..., vector:])
+    return new
+
+
+def _mlas_last_axis(cols: Array, axis: AxisPlan, lowest: float | int) -> Array:
+    """The vector kernels' pass along the last axis: the folded columns padded with lowest()
+    on both sides, each window folded with maxps from its first tap."""
+    span = (axis.out - 1) * axis.stride + 1
+    right = max(0, span + axis.window - 1 - axis.pad_begin - axis.size)
+    widths = [(0, 0)] * (cols.ndim - 1) + [(axis.pad_begin, right)]
+    buf = np.pad(cols, widths, constant_values=lowest)
+    acc = buf[..., 0 : span : axis.stride]
+    for t in range(1, axis.window):
+        acc = _maxps(acc, buf[..., t : t + span : axis.stride])
+    return acc
+
+
+def _mlas_2d(chunk: Array, plan: PoolPlan, lowest: float | int) -> Array:
+    """MlasPool2DVectorKernel: per output row, each input column folded over the window's rows
+    inside the input, starting from the first of them; then the last-axis pass."""
+    ah, aw = plan.axes
+    starts = np.arange(ah.out) * ah.stride - ah.pad_begin
+    first = np.maximum(starts, 0)
+    ends = np.minimum(starts + ah.window, ah.size)
+    cols = chunk[:, first, :]
+    vector = aw.size // 4 * 4
+    for offset in range(1, ah.window):
+        valid = first + offset < ends
+        if not valid.any():
+            break
+        v = chunk[:, np.minimum(first + offset, ah.size - 1), :]
+        cols = np.where(valid[None, :, None], _fold_columns(cols, v, vector), cols)
+    return _mlas_last_axis(cols, aw, lowest)
+
+
+def _mlas_3d(chunk: Array, plan: PoolPlan, lowest: float | int) -> Array:
+    """MlasPool3DVectorKernel: each input column folded from lowest() over the window's planes
+    and rows inside the input (planes outer); then the last-axis pass."""
+    ad, ah, aw = plan.axes
+    d0 = np.arange(ad.out) * ad.stride - ad.pad_begin
+    h0 = np.arange(ah.out) * ah.stride - ah.pad_begin
+    cols = np.full((chunk.shape[0], ad.out, ah.out, aw.size), lowest, chunk.dtype)
+    vector = aw.size // 4 * 4
+    for td in range(ad.window):
+        d = d0 + td
+        for th in range(ah.window):
+            h = h0 + th
+            valid = ((d >= 0) & (d < ad.size))[:, None] & ((h >= 0) & (h < ah.size))[None, :]
+            if not valid.any():
+                continue
+            rows = (np.clip(d, 0, ad.size - 1)[:, None], np.clip(h, 0, ah.size - 1)[None, :])
+            v = chunk[:, rows[0], rows[1], :]
+            cols = np.where(valid[None, :, :, None], _fold_columns(cols, v, vector), cols)
+    return _mlas_last_axis(cols, aw, lowest)
+
+
+def _mlas_max(chunk: Array, plan: PoolPlan, lowest: float | int) -> Array:
+    """Max pooling of a chunk (compute type) exactly as the plan's MLAS kernel computes it."""
+    if plan.nan_max == "mlas_global":
+        return _mlas_global(chunk, lowest)
+    if plan.nan_max == "mlas_2d":
+        return _mlas_2d(chunk, plan, lowest)
+    return _mlas_3d(chunk, plan, lowest)

@@ -35,10 +35,22 @@ def _lowest(dtype: np.dtype[Any]) -> Any:
     return np.finfo(dtype).min if dtype.kind == "f" else np.iinfo(dtype).min
 
 
+MLAS = ("mlas_generic", "mlas_global", "mlas_2d", "mlas_3d")
+
+
+def _policy(plan: PoolPlan, name: str) -> str:
+    """onnxruntime's MLAS kernels take float32 (float16 converted to it); its reference loop,
+    the 'first' rule, takes every other type."""
+    if plan.nan_max in MLAS and name not in ("float32", "float16"):
+        return "first"
+    return plan.nan_max
+
+
 def pool(x: np.ndarray, plan: PoolPlan) -> tuple[np.ndarray, np.ndarray | None]:
     n, c = plan.input_shape[:2]
     sizes = [a.size for a in plan.axes]
     v = _compute(x, plan)
+    policy = _policy(plan, x.dtype.name)
     out = np.zeros(plan.output_shape, dtype=np.float64 if v.dtype.kind == "f" else np.int64)
     out = out.astype(object)
     idx = np.zeros(plan.output_shape, dtype=np.int64)
@@ -64,12 +76,19 @@ def pool(x: np.ndarray, plan: PoolPlan) -> tuple[np.ndarray, np.ndarray | None]:
             if plan.reduce == "mean":
                 value = _mean(plane, inside, taps, starts, plan, v.dtype)
                 chosen = None
+            elif policy in MLAS:
+                value, chosen = _mlas(plane, starts, plan, policy), None
             else:
-                value, chosen = _max(plane, inside, plan, v.dtype, x.dtype.name == "bfloat16")
+                value, chosen = _max(
+                    plane, inside, plan, policy, v.dtype, x.dtype.name == "bfloat16"
+                )
             out[(b, ch, *j)] = value
-            spatial = (
-                0 if chosen is None else sum(q * s for q, s in zip(chosen, strides, strict=True))
-            )
+            if chosen is not None:
+                spatial = sum(q * s for q, s in zip(chosen, strides, strict=True))
+            elif plan.empty_index == "minus_one":  # onnxruntime: every coordinate stays -1
+                spatial = -sum(strides)
+            else:
+                spatial = 0
             flat = plane_base + spatial
             if plan.index_axis > 0:
                 flat %= math.prod(plan.input_shape[plan.index_axis :])
@@ -165,7 +184,9 @@ def _any_empty(plan: PoolPlan) -> bool:
     return False
 
 
-def _max(plane, inside, plan: PoolPlan, dtype, bf16: bool) -> tuple[Any, tuple[int, ...] | None]:
+def _max(
+    plane, inside, plan: PoolPlan, policy: str, dtype, bf16: bool
+) -> tuple[Any, tuple[int, ...] | None]:
     floating = dtype.kind == "f"
     lowest = _lowest(dtype)
     if bf16 and plan.empty == "lowest" and _any_empty(plan):
@@ -176,13 +197,13 @@ def _max(plane, inside, plan: PoolPlan, dtype, bf16: bool) -> tuple[Any, tuple[i
         if plan.empty == "-inf" and floating:
             return -math.inf, None
         return lowest, None
-    if plan.nan_max == "ignore":  # openvino: start from lowest(), replace only when greater
+    if policy == "ignore":  # openvino: start from lowest(), replace only when greater
         cur, chosen = lowest, None
         for p in inside:
             if plane[p] > cur:
                 cur, chosen = plane[p], p
         return cur, chosen
-    if plan.nan_max == "first":  # onnxruntime: start from the first tap inside the input
+    if policy == "first":  # onnxruntime: start from the first tap inside the input
         cur, chosen = plane[inside[0]], inside[0]
         for p in inside[1:]:
             if plane[p] > cur:
@@ -194,3 +215,66 @@ def _max(plane, inside, plan: PoolPlan, dtype, bf16: bool) -> tuple[Any, tuple[i
         if plane[p] > cur or (floating and math.isnan(plane[p])):
             cur, chosen = plane[p], p
     return cur, chosen
+
+
+# -- onnxruntime's MLAS max kernels, transcribed loop by loop (pooling.cpp, MlasPool) ----------
+
+LOWEST32 = float(np.finfo(np.float32).min)
+
+
+def _maxps(a: float, b: float) -> float:
+    """SSE maxps(a, b): b when either is NaN, else the larger."""
+    if math.isnan(a) or math.isnan(b):
+        return b
+    return a if a > b else b
+
+
+def _std_max(a: float, b: float) -> float:
+    """std::max(a, b) = (a < b) ? b : a."""
+    return b if a < b else a
+
+
+def _mlas(plane, starts: list[int], plan: PoolPlan, policy: str) -> float:
+    """One output of the MLAS kernel named by `policy` (float32 values)."""
+    axes = plan.axes
+    if policy == "mlas_global":
+        flat = [float(q) for q in plane.ravel()]
+        lanes = [LOWEST32] * 4
+        whole = len(flat) // 4 * 4
+        for i in range(0, whole, 4):
+            for lane in range(4):
+                lanes[lane] = _maxps(lanes[lane], flat[i + lane])
+        total = _maxps(_maxps(lanes[0], lanes[2]), _maxps(lanes[1], lanes[3]))
+        for value in flat[whole:]:
+            total = _std_max(total, value)
+        return total
+    ranges = [
+        range(max(s, 0), min(s + a.window, a.size)) for s, a in zip(starts, axes, strict=True)
+    ]
+    if policy == "mlas_generic":
+        m = LOWEST32
+        for pos in itertools.product(*ranges):
+            m = _std_max(m, float(plane[pos]))
+        return m
+    # the vector kernels: every input column of the last axis folded over the window's rows
+    # (2-D: from the first row; 3-D: from lowest(), planes outer), maxps for the columns read
+    # four at a time and std::max for the last width % 4; then the columns of the window,
+    # lowest() in the padding, folded with maxps from the first
+    width = axes[-1].size
+    vector = width // 4 * 4
+    rows = list(itertools.product(*ranges[:-1]))
+
+    def column(c: int) -> float:
+        if not 0 <= c < width:
+            return LOWEST32
+        fold = _maxps if c < vector else _std_max
+        values = [float(plane[(*r, c)]) for r in rows]
+        acc, rest = (values[0], values[1:]) if policy == "mlas_2d" else (LOWEST32, values)
+        for value in rest:
+            acc = fold(acc, value)
+        return acc
+
+    result = column(starts[-1])
+    for t in range(1, axes[-1].window):
+        result = _maxps(result, column(starts[-1] + t))
+    return result

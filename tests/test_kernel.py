@@ -12,7 +12,7 @@ from hypothesis import assume, given
 from hypothesis import strategies as st
 
 from irpool.conventions import CONVENTIONS
-from irpool.errors import IrpoolError
+from irpool.errors import IrpoolError, SpecError
 from irpool.geometry import PoolParams, PoolPlan, plan
 from irpool.kernel import bfloat16, pool
 
@@ -50,6 +50,7 @@ def plans(draw: st.DrawFn, reduce: str | None = None) -> PoolPlan:
         column_major=draw(st.booleans()),
         index_dtype=draw(st.sampled_from(["int64", "int32"])),
         divisor_override=draw(st.sampled_from([None, None, "full"])),
+        onnxruntime_mlas=draw(st.booleans()),
     )
     shape = (
         draw(st.integers(1, 2)),
@@ -88,6 +89,10 @@ def test_kernel_matches_reference(data: st.DataObject) -> None:
     p = data.draw(plans())
     name = data.draw(st.sampled_from(FLOATS + INTS))
     x = data.draw(inputs(p, name))
+    if p.refusal(name) is not None:
+        with pytest.raises(SpecError, match="onnxruntime refuses"):
+            pool(x, p)
+        return
     values, indices = pool(x, p)
     expected, expected_idx = reference.pool(x, p)
     assert values.dtype == x.dtype and values.shape == p.output_shape
@@ -111,6 +116,7 @@ def test_window_one_stride_one_is_identity(data: st.DataObject) -> None:
             for a in p.axes
         ),
         divisor="in_input",
+        float_refusal=None,
     )
     seed = data.draw(st.integers(0, 2**32 - 1))
     x = np.random.default_rng(seed).standard_normal(ident.input_shape).astype(np.float32)
@@ -144,6 +150,7 @@ def test_tiny_chunks_row_blocks_and_threads_change_nothing(data: st.DataObject) 
 
     p = data.draw(plans())
     name = data.draw(st.sampled_from(["float32", "int32", "float16"]))
+    assume(p.refusal(name) is None)
     x = data.draw(inputs(p, name))
     expected, expected_idx = pool(x, p, threads=1)
     saved = (kernel.CHUNK_BYTES, kernel.PARALLEL_BYTES)
@@ -155,3 +162,53 @@ def test_tiny_chunks_row_blocks_and_threads_change_nothing(data: st.DataObject) 
     np.testing.assert_array_equal(values, expected)
     if expected_idx is not None:
         np.testing.assert_array_equal(indices, expected_idx)
+
+
+@st.composite
+def mlas_plans(draw: st.DrawFn) -> PoolPlan:
+    """MaxPool geometries onnxruntime runs through MLAS (no Indices, no dilation), reaching
+    each of its kernels: global windows, 2-D and 3-D vector ones (last stride <= 2), the
+    generic loop (1-D, a last stride of 3)."""
+    rank = draw(st.integers(1, 3))
+    shape = (draw(st.integers(1, 2)), draw(st.integers(1, 2)))
+    shape += tuple(draw(st.integers(1, 9)) for _ in range(rank))
+    if draw(st.integers(0, 4)) == 0:
+        window, strides, pads = shape[2:], (1,) * rank, ((0, 0),) * rank
+    else:
+        window = tuple(draw(st.integers(1, 4)) for _ in range(rank))
+        strides = tuple(draw(st.integers(1, 3)) for _ in range(rank))
+        pads = tuple((draw(st.integers(0, k - 1)), draw(st.integers(0, k - 1))) for k in window)
+    params = PoolParams(
+        "MaxPool-12",
+        "max",
+        window,
+        strides,
+        (1,) * rank,
+        pads,
+        rounding=draw(st.sampled_from(["floor", "ceil"])),
+        onnxruntime_mlas=True,
+    )
+    try:
+        return plan(params, shape, "onnx")
+    except IrpoolError:
+        assume(False)
+        raise
+
+
+@given(data=st.data())
+def test_mlas_nan_rules_match_the_loop_transcription(data: st.DataObject) -> None:
+    """NaN, -inf and lowest() as each MLAS max kernel meets them, against the loops of
+    tests/reference.py; float64 takes onnxruntime's reference loop instead."""
+    p = data.draw(mlas_plans())
+    assert p.nan_max.startswith("mlas_")
+    name = data.draw(st.sampled_from(["float32", "float32", "float16", "float64"]))
+    rng = np.random.default_rng(data.draw(st.integers(0, 2**32 - 1)))
+    x = rng.integers(-4, 5, size=p.input_shape).astype(np.float64)
+    share = data.draw(st.sampled_from([0.05, 0.2, 0.5, 0.9]))
+    x[rng.random(p.input_shape) < share] = np.nan
+    x[rng.random(p.input_shape) < data.draw(st.sampled_from([0.0, 0.1, 0.6]))] = -np.inf
+    x = x.astype(name)
+    values, indices = pool(x, p)
+    expected, _ = reference.pool(x, p)
+    assert indices is None
+    np.testing.assert_array_equal(values, expected.astype(x.dtype), err_msg=str(p))

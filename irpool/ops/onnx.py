@@ -228,6 +228,9 @@ def params(
     if auto != "explicit" and any(flat_pads):
         notes.append(f"pads are ignored with auto_pad={values['auto_pad']}")
     ceil = bool(values.get("ceil_mode", 0))
+    count_pad = bool(values.get("count_include_pad", 0))
+    column_major = bool(values.get("storage_order", 0))
+    with_indices = spec.outputs == 2 if indices is None else indices
     return PoolParams(
         op=spec.label,
         reduce=spec.reduce,
@@ -237,14 +240,36 @@ def params(
         pads=pads,
         auto_pad=auto,
         rounding="ceil" if ceil else "floor",
-        count_pad=bool(values.get("count_include_pad", 0)),
-        indices=spec.outputs == 2 if indices is None else indices,
+        count_pad=count_pad,
+        indices=with_indices,
         index_axis=0,
-        column_major=bool(values.get("storage_order", 0)),
+        column_major=column_major,
         index_dtype="int64",
         divisor_override=spec.divisor_override,
+        onnxruntime_mlas=runs_mlas(spec, ceil, count_pad, with_indices, column_major, dilations),
         notes=tuple(notes),
     )
+
+
+def runs_mlas(
+    spec: OpSpec,
+    ceil: bool,
+    count_pad: bool,
+    indices: bool,
+    column_major: bool,
+    dilations: tuple[int, ...],
+) -> bool:
+    """Whether onnxruntime 1.32 computes a node of this row with its MLAS kernels when the data
+    are float32 (float16 is run in float32): AveragePool-7..18, except with ceil_mode and
+    count_include_pad both set, which go to the opset-19 loop (onnxruntime PR #29629); MaxPool
+    of every version without the Indices output, dilations > 1 or storage_order=1.  Measured
+    (docs/semantics.md): the NaN rules, the count_include_pad divisor and the refusal of negative
+    SAME pads all follow this split."""
+    if spec.family == "AveragePool":
+        return 7 <= spec.since < 19 and not (ceil and count_pad)
+    if spec.family == "MaxPool":
+        return not indices and not column_major and all(d == 1 for d in dilations)
+    return False
 
 
 def pads_from_onnx(flat: tuple[int, ...]) -> tuple[tuple[int, int], ...]:
