@@ -552,3 +552,155 @@ def test_f16_chains_as_onnxruntime_runs_them(
     )
     assert out.returncode == 0, out.stdout + out.stderr
     assert "4 pooling layer(s) compared, 0 differ" in out.stdout
+
+
+QLINEAR_LOADS = [
+    # inputs listed, initializer dtypes/shapes, what onnxruntime says when it refuses
+    (["x", "s", "z", "s", "z"], {}, None),
+    (["x", "s", "z", "s"], {}, None),  # a trailing y_zero_point left out
+    (["x", "s", "", "s", "z"], {}, "TypeInferenceError"),
+    (["x", "s", "", "s"], {}, "TypeInferenceError"),
+    (["x", "s", "z", "s", ""], {}, "TypeInferenceError"),
+    (["x", "s", "zi", "s", "z"], {"zi": (np.int8, [])}, "bound to different types"),
+    (["x", "sd", "z", "s", "z"], {"sd": (np.float64, [])}, "invalid"),
+    (["x", "s1", "z", "s", "z"], {"s1": (np.float32, [1])}, "must be a scalar"),
+    (["x", "s", "z1", "s", "z"], {"z1": (np.uint8, [1, 1])}, "must be a scalar"),
+]
+
+
+@pytest.mark.parametrize("inputs,extra,refusal", QLINEAR_LOADS)
+def test_qlinear_inputs_refused_where_onnxruntime_refuses_to_load(
+    onnx: ModuleType,
+    ort: ModuleType,
+    tmp_path: Path,
+    inputs: list[str],
+    extra: dict[str, Any],
+    refusal: str | None,
+) -> None:
+    """onnxruntime's type inference for QLinearAveragePool refuses an input listed as "" (the
+    contrib schema calls the zero points optional), zero points of another type than X, scales
+    other than float32 and non-scalar scales or zero points; irpool refuses the same models when
+    it reads them (one line, exit 2) and runs the others as onnxruntime does."""
+    from onnx import TensorProto, helper, numpy_helper
+
+    inits = [
+        helper.make_tensor("s", TensorProto.FLOAT, [], [0.5]),
+        helper.make_tensor("z", TensorProto.UINT8, [], [3]),
+    ]
+    for name, (dtype, shape) in extra.items():
+        inits.append(numpy_helper.from_array(np.ones(shape, dtype), name))
+    node = helper.make_node(
+        "QLinearAveragePool", inputs, ["y"], name="qpool", domain="com.microsoft", kernel_shape=[2]
+    )
+    path = _model(
+        onnx,
+        tmp_path / "q.onnx",
+        node,
+        [helper.make_tensor_value_info("x", TensorProto.UINT8, [1, 1, 6])],
+        [helper.make_tensor_value_info("y", TensorProto.UINT8, None)],
+        13,
+        inits,
+        microsoft=True,
+    )
+    x = np.arange(10, 70, 10, dtype=np.uint8).reshape(1, 1, 6)
+    np.save(tmp_path / "x.npy", x)
+    out = irpool("run", path, "-i", f"x={tmp_path / 'x.npy'}", "-o", str(tmp_path / "o.npz"))
+    if refusal is None:
+        assert out.returncode == 0, out.stderr
+        got = np.load(tmp_path / "o.npz")["y"]
+        np.testing.assert_array_equal(got, _ort_outputs(path, {"x": x})[0])
+        return
+    with pytest.raises(Exception, match=refusal):
+        _ort_outputs(path, {"x": x})
+    assert out.returncode == 2 and out.stderr.count("\n") == 1, out.stderr
+    assert 'layer "qpool" (QLinearAveragePool' in out.stderr and "onnxruntime" in out.stderr
+
+
+def _single_node(
+    onnx: ModuleType, path: Path, op: str, opset: int, shape: list[int], dtype: Any, **attrs: Any
+) -> str:
+    from onnx import helper
+
+    et = helper.np_dtype_to_tensor_dtype(np.dtype(dtype))
+    node = helper.make_node(op, ["x"], ["y"], name="pool", **attrs)
+    return _model(
+        onnx,
+        path,
+        node,
+        [helper.make_tensor_value_info("x", et, shape)],
+        [helper.make_tensor_value_info("y", et, None)],
+        opset,
+    )
+
+
+@pytest.mark.parametrize(
+    "op,opset,dtype,attrs,refusal",
+    [
+        # SAME_UPPER, kernel 1 < stride 3 on 5: pads (0, -1) (D5)
+        (
+            "AveragePool",
+            11,
+            np.float32,
+            {"auto_pad": "SAME_UPPER", "kernel_shape": [1], "strides": [3]},
+            "D5",
+        ),
+        (
+            "AveragePool",
+            19,
+            np.float32,
+            {"auto_pad": "SAME_UPPER", "kernel_shape": [1], "strides": [3]},
+            None,
+        ),
+        (
+            "MaxPool",
+            12,
+            np.float16,
+            {"auto_pad": "SAME_LOWER", "kernel_shape": [1], "strides": [3]},
+            "D5",
+        ),
+        (
+            "MaxPool",
+            12,
+            np.float64,
+            {"auto_pad": "SAME_LOWER", "kernel_shape": [1], "strides": [3]},
+            None,
+        ),
+        ("MaxPool", 12, np.float32, {"kernel_shape": [2], "pads": [2, 0]}, "D11"),
+        (
+            "AveragePool",
+            19,
+            np.float32,
+            {"kernel_shape": [2], "pads": [0, 2], "auto_pad": "VALID"},
+            "D11",
+        ),
+    ],
+)
+def test_run_refuses_exactly_where_onnxruntime_refuses(
+    onnx: ModuleType,
+    ort: ModuleType,
+    tmp_path: Path,
+    op: str,
+    opset: int,
+    dtype: Any,
+    attrs: dict[str, Any],
+    refusal: str | None,
+) -> None:
+    """One line naming the node, what onnxruntime says and the divergence, exit 2; where
+    onnxruntime computes, the same numbers."""
+    path = _single_node(onnx, tmp_path / "m.onnx", op, opset, [1, 1, 5], dtype, **attrs)
+    x = np.arange(1, 6).astype(dtype).reshape(1, 1, 5)
+    np.save(tmp_path / "x.npy", x)
+    out = irpool("run", path, "-i", f"x={tmp_path / 'x.npy'}", "-o", str(tmp_path / "o.npz"))
+    if refusal is None:
+        assert out.returncode == 0, out.stderr
+        expected = _ort_outputs(path, {"x": x})[0]
+        np.testing.assert_array_equal(np.load(tmp_path / "o.npz")["y"], expected)
+        return
+    with pytest.raises(Exception, match=r"non-negative|smaller than kernel"):
+        _ort_outputs(path, {"x": x})
+    assert out.returncode == 2 and out.stderr.count("\n") == 1, out.stderr
+    assert 'layer "pool"' in out.stderr and "onnxruntime refuses" in out.stderr
+    assert refusal in out.stderr
+    if refusal == "D5":
+        assert "negative pads from SAME_* with kernel < stride" in out.stderr
+        assert "kernel_shape=[1], strides=[3]" in out.stderr

@@ -11,8 +11,8 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from ..errors import IrParseError, OracleMissing, Where
-from ..model import Edge, Graph, Layer, Port
+from ..errors import IrParseError, OracleMissing, SpecError, Where
+from ..model import Edge, Graph, Layer, Port, element_type_of_numpy
 from .safe_io import read_regular_file, refuse_compressed
 
 MAX_ONNX_BYTES = 2 * 1024**3
@@ -185,22 +185,23 @@ def to_graph(model: Any, path: str) -> Graph:
             if t  # "" is an omitted optional output
         )
         name = node.name or (node.output[0] if node.output else f"node{lid}")
-        layers.append(
-            Layer(
-                id=lid,
-                name=name,
-                type=node.op_type,
-                version=f"opset{opsets.get(domain, 1)}",
-                data={k: str(v) for k, v in attrs.items()},
-                inputs=ins,
-                outputs=outs,
-                file=path,
-                line=None,
-                index=lid,
-                attrs=attrs,
-                domain=domain,
-            )
+        layer = Layer(
+            id=lid,
+            name=name,
+            type=node.op_type,
+            version=f"opset{opsets.get(domain, 1)}",
+            data={k: str(v) for k, v in attrs.items()},
+            inputs=ins,
+            outputs=outs,
+            file=path,
+            line=None,
+            index=lid,
+            attrs=attrs,
+            domain=domain,
         )
+        if (domain, node.op_type) == ("com.microsoft", "QLinearAveragePool"):
+            check_qlinear_inputs(layer, initializers)
+        layers.append(layer)
         for k, t in enumerate(node.output):
             if t:
                 producer[t] = (lid, n_in + k)
@@ -245,6 +246,57 @@ def to_graph(model: Any, path: str) -> Graph:
         opsets=opsets,
         initializers=initializers,
     )
+
+
+QLINEAR_INPUTS = ("X", "x_scale", "x_zero_point", "y_scale", "y_zero_point")
+
+
+def check_qlinear_inputs(layer: Layer, initializers: dict[str, Any]) -> None:
+    """What onnxruntime checks when it loads a com.microsoft QLinearAveragePool (measured with
+    onnxruntime 1.32; its type inference runs before any data): 4 or 5 inputs; no input listed
+    as "" (the contrib schema calls the zero points optional, but its type inference reads every
+    listed input and fails on an empty one); zero points of X's element type; float32 scales;
+    scales and zero points of rank 0 where their shape is known."""
+    where = layer.where()
+    names = [p.names[0] if p.names else "" for p in layer.inputs]
+    if not 4 <= len(names) <= 5:
+        raise SpecError(
+            f"QLinearAveragePool has {len(names)} inputs; expected 4 or 5 "
+            f"({', '.join(QLINEAR_INPUTS)}; y_zero_point may be left out)",
+            where,
+        )
+    kinds: list[tuple[str | None, tuple[int, ...] | None]] = []
+    for port, name in zip(layer.inputs, names, strict=True):
+        if name in initializers:
+            array = initializers[name]
+            kinds.append((element_type_of_numpy(array.dtype.name), tuple(array.shape)))
+        else:
+            kinds.append((port.element_type, port.dims))
+    for k, name in enumerate(names[1:], start=1):
+        what = QLINEAR_INPUTS[k]
+        if not name:
+            raise SpecError(
+                f'QLinearAveragePool input {k} ({what}) is listed as "" (omitted): onnxruntime '
+                "refuses to load the model ('[TypeInferenceError] Input data type does not "
+                "match the expected data type'), although the contrib schema calls it optional; "
+                "expected a scalar zero point of X's type there (0 for none); only a trailing "
+                "y_zero_point can be left out, by giving 4 inputs",
+                where,
+            )
+        et, dims = kinds[k]
+        want = "f32" if what.endswith("scale") else kinds[0][0]
+        if et is not None and want is not None and et != want:
+            raise SpecError(
+                f"QLinearAveragePool {what} is {et}; onnxruntime refuses it (scales are "
+                f"float32, zero points have X's element type); expected {want}",
+                where,
+            )
+        if dims is not None and len(dims) != 0:
+            raise SpecError(
+                f"QLinearAveragePool {what} has shape {list(dims)}; onnxruntime refuses it "
+                "('Scale and Zero-point must be a scalar'); expected a rank-0 tensor",
+                where,
+            )
 
 
 def load(path: str) -> Graph:
