@@ -6,6 +6,7 @@ model raises OracleRefused (exit 2) with the runtime's own reason on one line.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -14,14 +15,20 @@ from ..errors import IrpoolError, OracleRefused, Where
 _RUNTIME_MODULES = ("openvino", "onnxruntime", "onnx")
 
 
+_DUMP = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
+"""A `name=value` line, such as the parameter dumps under an openvino check that failed."""
+
+
 def _reason(error: BaseException) -> str:
-    """The runtime's message without its source-location lines: the last line that says why."""
+    """The runtime's message without its source-location lines and parameter dumps: the last
+    line that says why."""
     lines = [ln.strip() for ln in str(error).splitlines() if ln.strip()]
     told = [
         ln
         for ln in lines
         if not ln.rstrip(":").endswith((".cpp", ".hpp"))
         and not ln.startswith(("Exception from src/", "Check '"))
+        and not _DUMP.match(ln)
     ]
     return (told or lines or [type(error).__name__])[-1]
 
