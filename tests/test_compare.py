@@ -9,6 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 import numpy as np
 import pytest
@@ -128,3 +129,220 @@ def test_f16_chains_compare_with_the_values_openvino_holds(ov: ModuleType, tmp_p
     layers = json.loads(out.stdout)["layers"]
     assert [la["layer"] for la in layers] == ["a1", "a2"]
     assert all(o["dtype"] == "float16" for la in layers for o in la["outputs"])
+
+
+# -- openvino's crashes and failures on attribute shapes irpool accepts ----------------------
+
+
+def _ir_file(tmp_path: Path, layer_type: str, opset: int, data: dict[str, str]) -> Path:
+    from irpool.cases import IrLayer
+
+    path = tmp_path / "model.xml"
+    path.write_text(ir_net(IrLayer(layer_type, opset, data), (1, 1, 6, 6), "f32"))
+    return path
+
+
+POOL_2X2 = {"kernel": "2,2", "strides": "2,2", "pads_begin": "0,0", "pads_end": "0,0"}
+
+
+def test_avgpool16_with_empty_dilations_is_refused_before_openvino(
+    ov: ModuleType, tmp_path: Path
+) -> None:
+    """openvino 2026.4.1 reads dilations="" as an empty list and then dies compiling (SIGSEGV or
+    a hang, measured in child processes); compare must end in one line instead."""
+    path = _ir_file(tmp_path, "AvgPool", 16, {**POOL_2X2, "exclude-pad": "true", "dilations": ""})
+    from irpool.oracles import openvino_rt
+
+    pools = [
+        op
+        for op in openvino_rt.read_path(str(path)).get_ordered_ops()
+        if "Pool" in op.get_type_name()
+    ]
+    assert [op.get_attributes()["dilations"] for op in pools] == [[]]  # what openvino holds
+    out = irpool("compare", str(path))
+    assert out.returncode == 2, out.stdout + out.stderr
+    assert out.stdout == "" and out.stderr.count("\n") == 1
+    assert f"{path}:" in out.stderr and 'layer "pool"' in out.stderr
+    assert '"dilations" is missing or empty' in out.stderr
+    assert 'expected dilations="1,1"' in out.stderr
+
+
+def test_maxpool8_without_dilations(ov: ModuleType, tmp_path: Path) -> None:
+    """openvino fails on the indices of a MaxPool-8 without dilations: with them used, compare
+    says so in one line; with them unused, the values are compared and the indices skipped."""
+    from irpool.frontends.ir_writer import NetBuilder
+    from irpool.oracles import openvino_rt
+
+    path = _ir_file(tmp_path, "MaxPool", 8, POOL_2X2)
+    x = np.random.default_rng(0).standard_normal((1, 1, 6, 6)).astype(np.float32)
+    compiled = openvino_rt.core().compile_model(openvino_rt.read_path(str(path)), "CPU")
+    with pytest.raises(RuntimeError, match="One of the MaxPool params"):
+        compiled([x])  # openvino itself, without irpool's guard
+    np.save(tmp_path / "x.npy", x)
+    out = irpool("compare", str(path), "-i", f"x={tmp_path / 'x.npy'}")
+    assert out.returncode == 2 and out.stderr.count("\n") == 1, out.stdout + out.stderr
+    assert "dilations" in out.stderr and "Check '" not in out.stderr
+    assert 'expected dilations="1,1"' in out.stderr
+
+    net = NetBuilder("unused_indices")
+    p = net.parameter("x", (1, 1, 6, 6))
+    refs = net.op(
+        "MaxPool", "opset8", "pool", POOL_2X2, [p], [((1, 1, 3, 3), "f32"), ((1, 1, 3, 3), "i64")]
+    )
+    net.result("values", refs[0])
+    unused = tmp_path / "unused.xml"
+    unused.write_text(net.xml())
+    out = irpool("compare", str(unused), "-i", f"x={tmp_path / 'x.npy'}", "--json")
+    assert out.returncode == 0, out.stdout + out.stderr
+    layer = json.loads(out.stdout)["layers"][0]
+    assert [o["name"] for o in layer["outputs"]] == ["values"]
+    assert any("indices not compared" in note for note in layer["notes"])
+    expected = x.reshape(1, 1, 3, 2, 3, 2).max(axis=(3, 5))
+    got = openvino_rt.infer(openvino_rt.compile_model(openvino_rt.read_path(str(unused))), [x])
+    np.testing.assert_array_equal(got[0], expected)
+
+
+def test_refusal_reason_skips_parameter_dumps(ov: ModuleType, tmp_path: Path) -> None:
+    """openvino's message ends in `name=value` lines; the reason shown is the sentence."""
+    from irpool.errors import OracleRefused
+    from irpool.oracles import openvino_rt, refusals
+
+    path = _ir_file(tmp_path, "MaxPool", 8, POOL_2X2)
+    compiled = openvino_rt.core().compile_model(openvino_rt.read_path(str(path)), "CPU")
+    with pytest.raises(OracleRefused) as caught, refusals("openvino", str(path)):
+        compiled([np.zeros((1, 1, 6, 6), np.float32)])
+    assert caught.value.message.endswith(
+        "One of the MaxPool params does not match the 3D implementation."
+    )
+
+
+# -- statistics on non-finite values ---------------------------------------------------------
+
+
+def test_statistics_of_non_finite_outputs_raise_no_warnings() -> None:
+    nan, inf = float("nan"), float("inf")
+    got = np.array([inf, -inf, nan, inf, 1.0, 2.0], np.float32)
+    expected = np.array([inf, inf, nan, nan, 1.0, 2.5], np.float32)
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        c = compare_arrays("values", got, expected, 0.0, 0.0, exact=False)
+    assert c.mismatches == 3 and c.nan_mismatches == 1 and c.inf_mismatches == 1
+    assert c.max_abs == 0.5 and c.max_ulp == 0.5 / float(np.spacing(np.float32(2.5)))
+
+
+def test_compare_of_infinities_prints_no_warnings(ov: ModuleType, tmp_path: Path) -> None:
+    """inf and -inf in one window make NaN in openvino and irpool alike (measured)."""
+    path = _ir_file(tmp_path, "AvgPool", 1, {**POOL_2X2, "exclude-pad": "true"})
+    x = np.ones((1, 1, 6, 6), np.float32)
+    x[0, 0, 0, 0], x[0, 0, 0, 1], x[0, 0, 2, 2] = np.inf, -np.inf, np.inf
+    np.save(tmp_path / "x.npy", x)
+    out = irpool("compare", str(path), "-i", f"x={tmp_path / 'x.npy'}")
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert out.stderr == ""
+
+
+def test_mismatch_cells_name_each_spatial_position_once() -> None:
+    from irpool.compare import mismatch_cells
+
+    want = np.zeros((2, 3, 4), np.float32)
+    got = want.copy()
+    got[:, :, 3] = 1  # every image and channel differs at the same cell
+    got[1, 2, 0] = 1
+    assert mismatch_cells(got, want) == [(0,), (3,)]
+
+
+# -- summation order against onnxruntime -----------------------------------------------------
+
+
+def test_rounding_bound_covers_any_summation_order() -> None:
+    """Brute force: float32 sums of the same windows in three orders (forward, backward, by
+    growing magnitude) stay within the bound of one another."""
+    from irpool.compare import rounding_bound
+    from irpool.geometry import PoolParams, plan
+
+    rng = np.random.default_rng(5)
+    for k, scale in ((9, 1.0), (25, 1e3), (49, 1e-3), (8, 1e30)):
+        x = (rng.standard_normal((1, 4, 40 * k)) * scale).astype(np.float32)
+        params = PoolParams("AveragePool", "mean", (k,), (k,), (1,), ((0, 0),))
+        p = plan(params, x.shape, "onnx")
+        windows = x.reshape(-1, k)
+        orders = [
+            windows,
+            windows[:, ::-1],
+            np.take_along_axis(windows, np.argsort(abs(windows)), 1),
+        ]
+        means = []
+        for w in orders:
+            total = np.zeros(len(w), np.float32)
+            for t in range(k):  # one float32 rounding per addition, in this order
+                total = (total + w[:, t]).astype(np.float32)
+            means.append((total / np.float32(k)).astype(np.float32).reshape(1, 4, -1))
+        bound = rounding_bound(p, x, means[0])
+        assert bound is not None
+        for a in means:
+            for b in means:
+                assert np.all(np.abs(a.astype(np.float64) - b) <= bound)
+
+
+def _average_pool_model(
+    onnx: ModuleType, path: Path, attrs: dict[str, Any], shape: list[int], dtype: int, opset: int
+) -> None:
+    from onnx import helper
+
+    node = helper.make_node("AveragePool", ["X"], ["Y"], name="ap", **attrs)
+    graph = helper.make_graph(
+        [node],
+        "g",
+        [helper.make_tensor_value_info("X", dtype, shape)],
+        [helper.make_tensor_value_info("Y", dtype, None)],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+    model.ir_version = 10
+    onnx.save(model, str(path))
+
+
+def test_onnx_average_pool_within_summation_rounding_of_onnxruntime(
+    onnx: ModuleType, ort: ModuleType, tmp_path: Path
+) -> None:
+    """Random AveragePool nodes against onnxruntime: all pass by default; bit for bit, every
+    difference is diagnosed as summation-order rounding (no other cause is possible here)."""
+    from onnx import TensorProto
+
+    from irpool.compare import compare_model
+    from irpool.frontends.onnx_model import load as load_onnx
+
+    rng = np.random.default_rng(11)
+    for i in range(24):
+        rank = int(rng.integers(1, 4))
+        kernel = [int(rng.integers(2, 7 if rank < 3 else 4)) for _ in range(rank)]
+        attrs = {
+            "kernel_shape": kernel,
+            "strides": [int(rng.integers(1, 3)) for _ in range(rank)],
+            "pads": [int(rng.integers(0, k)) for k in kernel] * 2,
+            "count_include_pad": int(rng.integers(0, 2)),
+        }
+        size = [int(rng.integers(2 * k, 24 if rank < 3 else 10)) for k in kernel]
+        shape = [1, int(rng.integers(1, 5)), *size]
+        half = i % 4 == 3
+        dtype = TensorProto.FLOAT16 if half else TensorProto.FLOAT
+        path = tmp_path / f"ap{i}.onnx"
+        _average_pool_model(onnx, path, attrs, shape, dtype, 11)
+        x = (rng.standard_normal(shape) * 10.0 ** rng.integers(-2, 4)).astype(
+            np.float16 if half else np.float32
+        )
+        graph = load_onnx(str(path))
+        report = compare_model(graph, {"X": x})
+        assert report.passed, (
+            attrs,
+            shape,
+            [o.__dict__ for la in report.layers for o in la.outputs],
+        )
+        strict = compare_model(graph, {"X": x}, exact=True)
+        for layer in strict.layers:
+            if not layer.passed:
+                assert layer.diagnosis is not None
+                assert layer.diagnosis.text.startswith("summation-order rounding"), (
+                    layer.diagnosis.text
+                )
