@@ -1,28 +1,42 @@
 """`irpool convert-report`: what openvino's ONNX front end made of each ONNX pooling node.
 
-The ONNX model is converted with openvino; each pooling node is mapped, through its output
-tensor names, to what the converted model computes there (and the pooling layer openvino put
-upstream); the converted model runs on openvino's CPU plugin and its values are compared with
-what the ONNX node means (irpool's `onnx` convention, which follows onnxruntime).  A difference
-is named after the known divergences (D2c, D6, D10b, D1).
+The ONNX model is converted with openvino and run whole on its CPU plugin, each pooling node's
+input and outputs (found through the ONNX tensor names the conversion keeps) added as outputs
+of the converted model.  irpool computes every node under its `onnx` convention (which follows
+onnxruntime) on the very input openvino gave it, so a difference belongs to the node's
+conversion and not to the layers upstream; those may be of any type.  A difference is named
+after the known divergences (D1, D2c, D4, D6, D10b).  With onnxruntime installed the model
+runs there too (`irpool compare` on the ONNX model): a node whose onnxruntime output is not
+what irpool's onnx convention makes of onnxruntime's input is reported as well.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
 import numpy.typing as npt
 
-from .compare import OutputComparison, compare_arrays
+from .compare import (
+    OutputComparison,
+    _json_value,
+    _values_of,
+    compare_arrays,
+    compare_model,
+    mismatch_cells,
+    rounding_bound,
+    select_layers,
+)
+from .errors import IrpoolError, OracleMissing, OracleRefused, UsageError, Where
+from .geometry import PoolPlan
 from .model import Graph
 from .oracles import openvino_rt, refusals
-from .run import run_graph
-from .shapes import infer
+from .shapes import PoolingLayer, infer
 
 Array = npt.NDArray[Any]
-SCHEMA = "irpool.convert-report/1"
+SCHEMA = "irpool.convert-report/2"
 
 
 @dataclass
@@ -34,6 +48,23 @@ class NodeReport:
     outputs: list[OutputComparison] = field(default_factory=list)
     same: bool = True
     divergence: str | None = None
+    tensors: list[str] = field(default_factory=list)
+    """The node's output tensor names, one per entry of `outputs` (`missing` for the rest)."""
+    missing: list[str] = field(default_factory=list)
+    """Output tensors the converted model does not have."""
+    error: str | None = None
+    """Why irpool could not compute the node (then nothing was compared)."""
+    cells: list[tuple[int, ...]] = field(default_factory=list)
+    """The first spatial positions where openvino's values differ, each once."""
+    onnxruntime: str | None = None
+    """What onnxruntime computes instead of the node's ONNX meaning (None: the same, or not
+    asked)."""
+
+    @property
+    def divergence_id(self) -> str | None:
+        if self.divergence is None or not self.divergence.startswith("D"):
+            return None
+        return self.divergence.split(":", 1)[0]
 
 
 @dataclass
@@ -41,6 +72,12 @@ class ConvertReport:
     path: str
     openvino: str
     nodes: list[NodeReport]
+    onnxruntime: str | None = None
+    """onnxruntime's version when it checked the ONNX meanings, else None."""
+    notes: list[str] = field(default_factory=list)
+    atol: float = 0.0
+    rtol: float = 0.0
+    rounding: bool = True
 
     @property
     def same(self) -> bool:
@@ -77,6 +114,14 @@ def _divergence(
             "D10b: openvino's decomposition of QLinearAveragePool truncates instead of "
             "rounding and wraps the integer subtraction of the zero point"
         )
+    auto_pad = str(attrs.get("auto_pad", "NOTSET"))
+    dilations = [int(d) for d in attrs.get("dilations") or ()]
+    if auto_pad in ("SAME_UPPER", "SAME_LOWER") and any(d > 1 for d in dilations):
+        return (
+            f"D4: auto_pad={auto_pad} with dilations {dilations}: the node became {ov_layer}, "
+            "whose SAME pads come from the dilated kernel; onnxruntime takes them from the "
+            "undilated kernel"
+        )
     if shapes_differ and attrs.get("ceil_mode"):
         return (
             f"D2c: the node became {ov_layer}, whose rounding keeps a last window starting "
@@ -95,11 +140,119 @@ def _divergence(
     return "no known divergence explains the difference: a runtime or irpool bug"
 
 
-def convert_report(
-    graph: Graph, inputs: Mapping[str, Array], atol: float = 1e-6, rtol: float = 1e-5
-) -> ConvertReport:
-    """Convert the ONNX model with openvino and compare every pooling node."""
+@dataclass
+class _Node:
+    """A pooling node and the converted model's tensors of it (None: not found)."""
+
+    pl: PoolingLayer
+    inputs: list[Any]
+    outputs: list[Any]
+    names: list[str]
+
+
+def _tensor_names(port_names: Sequence[str]) -> str:
+    return port_names[0] if port_names and port_names[0] else ""
+
+
+PASS_THROUGH = ("Identity", "Dropout")
+"""Ops that hand their input on at inference; openvino's front end removes them, and the
+tensor they wrote takes the place of the one they read (measured on inception_v1, whose last
+AveragePool output is read by a Dropout)."""
+
+
+def _find_tensor(graph: Graph, by_tensor: Mapping[str, Any], name: str) -> Any:
+    """The converted model's output holding ONNX tensor `name`, also when a pass-through op
+    downstream lent it its own name; None when there is none."""
+    seen = set()
+    while name and name not in seen:
+        if name in by_tensor:
+            return by_tensor[name]
+        seen.add(name)
+        readers = [
+            la
+            for la in graph.layers
+            if la.inputs and la.inputs[0].names[:1] == (name,) and la.outputs
+        ]
+        if len(readers) != 1 or readers[0].type not in PASS_THROUGH:
+            return None
+        name = _tensor_names(readers[0].outputs[0].names)
+    return None
+
+
+def _run_converted(
+    graph: Graph, converted: Any, nodes: list[_Node], inputs: Mapping[str, Array]
+) -> dict[tuple[str, int], Array]:
+    """Run the converted model with every wanted tensor as an output; values by source."""
     ov = openvino_rt.load()
+    from openvino import opset1
+
+    wanted: list[Any] = []
+    for node in nodes:
+        for i, source in enumerate(node.inputs):
+            if source is not None and source.get_element_type() == ov.Type.f16:
+                # at f32 precision the plugin holds f16 tensors in float32 between layers:
+                # read the value the node really gets (see openvino_rt.probe_layers)
+                node.inputs[i] = opset1.convert(source, "f32").output(0)
+        wanted.extend(o for o in (*node.inputs, *node.outputs) if o is not None)
+    if wanted:
+        converted.add_outputs(wanted)
+    position: dict[tuple[str, int], int] = {}
+    for i, result in enumerate(converted.get_results()):
+        src = result.input(0).get_source_output()
+        position.setdefault((src.get_node().get_friendly_name(), src.get_index()), i)
+    compiled = openvino_rt.compile_model(converted)
+    request = compiled.create_infer_request()
+    for param in converted.get_parameters():
+        aliases = {param.get_friendly_name(), *param.output(0).get_names()}
+        key = next((n for n in sorted(aliases) if n in inputs), None)
+        if key is None:
+            raise UsageError(
+                f"no input array for openvino's Parameter {param.get_friendly_name()!r}",
+                Where(file=graph.path),
+            )
+        request.set_tensor(param.output(0), openvino_rt.to_tensor(inputs[key]))
+    request.infer()
+    return {
+        key: openvino_rt.from_tensor(request.get_output_tensor(index))
+        for key, index in position.items()
+    }
+
+
+def _key(output: Any) -> tuple[str, int]:
+    return output.get_node().get_friendly_name(), output.get_index()
+
+
+def _onnx_meaning(
+    pl: PoolingLayer, ins: list[Array | None], like: np.dtype[Any] | None
+) -> tuple[PoolPlan, list[Array], Array]:
+    """The node under irpool's onnx convention: (plan, outputs, the input the plan ran on)."""
+    if pl.spec.family == "QLinearAveragePool":
+        from .run import run_qlinear
+
+        used, q = run_qlinear(pl.layer, ins, "onnx")
+        x = ins[0]
+        assert x is not None
+        return used, [q], x
+    x = ins[0]
+    if x is None:
+        raise UsageError("the node has no input", pl.layer.where())
+    used, got = _values_of(pl, x, "onnx", like)
+    return used, got, x
+
+
+def convert_report(
+    graph: Graph,
+    inputs: Mapping[str, Array],
+    atol: float = 1e-6,
+    rtol: float = 1e-5,
+    layers: list[str] | None = None,
+    exact: bool = False,
+) -> ConvertReport:
+    """Convert the ONNX model with openvino and compare every (or each named) pooling node.
+    Float means may also differ by summation-order rounding (compare.rounding_bound) unless
+    `exact`."""
+    ov = openvino_rt.load()
+    pooling = select_layers(graph, infer(graph).pooling, layers)
     with refusals("openvino", graph.path):
         converted = ov.convert_model(graph.path)
     by_tensor: dict[str, Any] = {}
@@ -107,50 +260,145 @@ def convert_report(
         for out in op.outputs():
             for name in out.get_names():
                 by_tensor.setdefault(name, out)
-    truth = run_graph(graph, inputs)
-    inference = infer(graph)
-    wanted: list[Any] = []
-    plan_nodes = []
-    for pl in inference.pooling:
-        names = [p.names[0] for p in pl.layer.outputs if p.names]
-        outs = [by_tensor.get(n) for n in names]
-        plan_nodes.append((pl, names, outs))
-        wanted.extend(o for o in outs if o is not None)
-    if wanted:
-        converted.add_outputs(wanted)
-    keys: dict[tuple[str, int], int] = {}
-    for i, result in enumerate(converted.get_results()):
-        src = result.input(0).get_source_output()
-        keys.setdefault((src.get_node().get_friendly_name(), src.get_index()), i)
+    nodes = []
+    for pl in pooling:
+        in_names = [_tensor_names(p.names) for p in pl.layer.inputs]
+        ins = [
+            None if not n or n in graph.initializers else _find_tensor(graph, by_tensor, n)
+            for n in in_names
+        ]
+        names = [_tensor_names(p.names) for p in pl.layer.outputs]
+        outs = [_find_tensor(graph, by_tensor, n) for n in names]
+        nodes.append(_Node(pl, ins, outs, names))
     with refusals("openvino", graph.path):
-        compiled = openvino_rt.compile_model(converted)
-        request = compiled.create_infer_request()
-        for param in converted.get_parameters():
-            aliases = {param.get_friendly_name(), *param.output(0).get_names()}
-            key = next(n for n in aliases if n in inputs)
-            request.set_tensor(param.output(0), openvino_rt.to_tensor(inputs[key]))
-        request.infer()
-    report = ConvertReport(graph.path, openvino_rt.version(), [])
-    for pl, names, outs in plan_nodes:
-        layer = pl.layer
-        present = [o for o in outs if o is not None]
-        ov_layer = _upstream_pooling(present[0]) if present else "not found in the converted model"
-        node = NodeReport(layer.label, pl.spec.label, dict(layer.attrs), ov_layer)
-        for k, (name, out) in enumerate(zip(names, outs, strict=True)):
-            expected = truth.tensors[f"{layer.label}:{layer.outputs[k].id}"]
-            if out is None:
-                node.same = False
-                continue
-            index = keys[(out.get_node().get_friendly_name(), out.get_index())]
-            got = openvino_rt.from_tensor(request.get_output_tensor(index))
-            exact = k > 0 or expected.dtype.kind in "iu"
-            c = compare_arrays("values" if k == 0 else "indices", got, expected, atol, rtol, exact)
-            c.declared = name
-            node.outputs.append(c)
-        node.same = node.same and all(c.passed for c in node.outputs)
-        if not node.same:
-            node.divergence = _divergence(layer.type, layer.attrs, node.outputs, ov_layer)
-        report.nodes.append(node)
+        values = _run_converted(graph, converted, nodes, inputs)
+    report = ConvertReport(
+        graph.path, openvino_rt.version(), [], atol=atol, rtol=rtol, rounding=not exact
+    )
+    checked = _ask_onnxruntime(graph, pooling, inputs, atol, rtol, exact, report)
+    for node in nodes:
+        report.nodes.append(_node_report(graph, node, values, atol, rtol, exact, checked))
+    return report
+
+
+def _ask_onnxruntime(
+    graph: Graph,
+    pooling: list[PoolingLayer],
+    inputs: Mapping[str, Array],
+    atol: float,
+    rtol: float,
+    exact: bool,
+    report: ConvertReport,
+) -> dict[str, str | None]:
+    """Per node label: None when onnxruntime computes the node's ONNX meaning, else what it
+    does.  Empty when onnxruntime is missing or refuses the model (a note says so)."""
+    if not pooling:
+        return {}
+    try:
+        names = [pl.layer.label for pl in pooling]
+        compared = compare_model(graph, inputs, names, "onnx", atol, rtol, exact=exact)
+    except OracleMissing:
+        report.notes.append(
+            "onnxruntime is not installed: the ONNX meaning is irpool's onnx convention alone"
+        )
+        return {}
+    except OracleRefused as e:
+        report.notes.append(f"{e.message}; the ONNX meaning is irpool's onnx convention alone")
+        return {}
+    except KeyError as e:
+        report.notes.append(
+            f"onnxruntime cannot show tensor {e}; the ONNX meaning is irpool's onnx convention "
+            "alone"
+        )
+        return {}
+    report.onnxruntime = compared.openvino.split(" CPU")[0].removeprefix("onnxruntime ")
+    found: dict[str, str | None] = {}
+    for layer in compared.layers:
+        if layer.passed:
+            found[layer.layer] = None
+        elif layer.error is not None:
+            found[layer.layer] = f"irpool refuses the node: {layer.error}"
+        else:
+            values = layer.outputs[0] if layer.outputs else None
+            detail = (
+                f"{values.mismatches}/{values.size} values differ, max abs {values.max_abs:.3g}"
+                if values is not None and values.shape_ok and values.mismatches
+                else ", ".join(
+                    f"{o.name} {o.produced} (irpool {o.computed})"
+                    for o in layer.outputs
+                    if not o.shape_ok
+                )
+                or ", ".join(f"{o.name} differ" for o in layer.outputs if not o.passed)
+            )
+            why = f"; {layer.diagnosis.text}" if layer.diagnosis else ""
+            found[layer.layer] = (
+                f"onnxruntime's own output is not irpool's onnx convention on onnxruntime's "
+                f"input ({detail}){why}"
+            )
+    return found
+
+
+def _node_report(
+    graph: Graph,
+    node: _Node,
+    values: Mapping[tuple[str, int], Array],
+    atol: float,
+    rtol: float,
+    exact: bool,
+    checked: Mapping[str, str | None],
+) -> NodeReport:
+    pl, layer = node.pl, node.pl.layer
+    present = [o for o in node.outputs if o is not None]
+    ov_layer = _upstream_pooling(present[0]) if present else "not found in the converted model"
+    report = NodeReport(layer.label, pl.spec.label, dict(layer.attrs), ov_layer)
+    report.onnxruntime = checked.get(layer.label)
+    ins: list[Array | None] = []
+    for port, source in zip(layer.inputs, node.inputs, strict=True):
+        name = _tensor_names(port.names)
+        if not name:
+            ins.append(None)
+        elif name in graph.initializers:
+            ins.append(np.asarray(graph.initializers[name]))
+        elif source is not None:
+            ins.append(values[_key(source)])
+        else:
+            report.same = False
+            report.error = f"its input tensor {name!r} is not in openvino's converted model"
+            return report
+    like = None
+    if node.outputs and node.outputs[0] is not None:
+        like = values[_key(node.outputs[0])].dtype
+    try:
+        used, want, x = _onnx_meaning(pl, ins, like)
+    except IrpoolError as e:
+        report.same = False
+        report.error = e.message
+        return report
+    for k, (name, out) in enumerate(zip(node.names, node.outputs, strict=True)):
+        if out is None or k >= len(want):
+            report.missing.append(name)
+            continue
+        got = values[_key(out)]
+        expected = want[k]
+        exact_k = k > 0 or expected.dtype.kind in "iu"
+        allowance = None
+        if k == 0 and not exact and pl.spec.family != "QLinearAveragePool":
+            allowance = rounding_bound(used, x, expected)
+        c = compare_arrays(
+            "values" if k == 0 else "indices", got, expected, atol, rtol, exact_k, allowance
+        )
+        c.declared = name
+        report.tensors.append(name)
+        report.outputs.append(c)
+    report.same = (
+        not report.missing and all(c.passed for c in report.outputs) and report.onnxruntime is None
+    )
+    converted_same = not report.missing and all(c.passed for c in report.outputs)
+    if not converted_same:
+        report.divergence = _divergence(layer.type, layer.attrs, report.outputs, ov_layer)
+        first = report.outputs[0] if report.outputs else None
+        if first is not None and first.shape_ok:
+            report.cells = mismatch_cells(values[_key(node.outputs[0])], want[0])
     return report
 
 
@@ -159,9 +407,12 @@ def format_report(report: ConvertReport) -> str:
         f"{report.path}: converted by openvino {report.openvino}; each pooling node against "
         "its ONNX meaning (onnxruntime's, irpool's onnx convention)"
     ]
+    lines.extend(f"  note: {note}" for note in report.notes)
     for n in report.nodes:
         status = "same" if n.same else "DIFF"
         lines.append(f'  {status}  node "{n.node}" ({n.op}) -> {n.openvino_layer}')
+        if n.error:
+            lines.append(f"          irpool cannot compute the node: {n.error}")
         for c in n.outputs:
             if not c.shape_ok:
                 lines.append(f"          {c.name}: openvino {c.computed}, ONNX {c.produced}")
@@ -170,8 +421,12 @@ def format_report(report: ConvertReport) -> str:
                     f"          {c.name}: {c.mismatches}/{c.size} differ, max abs "
                     f"{c.max_abs:.3g} at {list(c.worst_index or ())}"
                 )
+        for name in n.missing:
+            lines.append(f"          {name}: not in openvino's converted model")
         if n.divergence:
             lines.append(f"          {n.divergence}")
+        if n.onnxruntime:
+            lines.append(f"          onnxruntime: {n.onnxruntime}")
     bad = sum(1 for n in report.nodes if not n.same)
     lines.append(
         f"{report.path}: {len(report.nodes)} pooling node(s), {bad} computed differently "
@@ -180,14 +435,42 @@ def format_report(report: ConvertReport) -> str:
     return "\n".join(lines)
 
 
-def to_json(report: ConvertReport) -> dict[str, Any]:
-    from .compare import outputs_json
+def _output_json(c: OutputComparison) -> dict[str, Any]:
+    """One output of a node: openvino's values against the node's ONNX meaning."""
+    record = {
+        "output": c.name,
+        "tensor": c.declared,
+        "dtype": c.dtype,
+        "openvino_shape": c.computed,
+        "onnx_shape": c.produced,
+        "same": c.passed,
+        "exact": c.exact,
+        "differing": c.mismatches,
+        "size": c.size,
+        "max_abs": c.max_abs,
+        "max_rel": c.max_rel,
+        "max_ulp": c.max_ulp,
+        "worst_index": c.worst_index,
+        "worst_openvino": c.worst_irpool,
+        "worst_onnx": c.worst_openvino,
+        "nan_mismatches": c.nan_mismatches,
+        "inf_mismatches": c.inf_mismatches,
+        "summation_rounding": c.rounding,
+    }
+    return {k: _json_value(v) for k, v in record.items()}
 
+
+def to_json(report: ConvertReport) -> dict[str, Any]:
     return {
         "schema": SCHEMA,
         "file": report.path,
         "openvino": report.openvino,
+        "onnxruntime": report.onnxruntime,
+        "atol": report.atol,
+        "rtol": report.rtol,
+        "summation_rounding": report.rounding,
         "same": report.same,
+        "notes": report.notes,
         "nodes": [
             {
                 "node": n.node,
@@ -198,8 +481,13 @@ def to_json(report: ConvertReport) -> dict[str, Any]:
                 },
                 "openvino_layer": n.openvino_layer,
                 "same": n.same,
+                "error": n.error,
                 "divergence": n.divergence,
-                "outputs": outputs_json(n.outputs),
+                "divergence_id": n.divergence_id,
+                "cells": [list(c) for c in n.cells],
+                "missing_tensors": n.missing,
+                "onnxruntime": n.onnxruntime,
+                "outputs": [_output_json(c) for c in n.outputs],
             }
             for n in report.nodes
         ],

@@ -121,3 +121,50 @@ def test_pytorch_front_end_ceil_mode(ov: ModuleType, torch: ModuleType, tmp_path
 
     got = openvino_rt.infer(openvino_rt.compile_model(openvino_rt.read_path(str(path))), [x])[0]
     np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-5)
+
+
+def _light(onnx: ModuleType, name: str) -> str:
+    return str(
+        Path(onnx.__file__).parent / "backend" / "test" / "data" / "light" / f"light_{name}.onnx"
+    )
+
+
+def test_onnx_shufflenet_against_onnxruntime(onnx: ModuleType, ort: ModuleType) -> None:
+    """shufflenet's 3x3 AveragePools come out of onnxruntime's MLAS kernels a few ulp away from
+    irpool's sums (measured: up to 4 ulp); the default allowance accepts exactly that."""
+    from irpool.frontends.onnx_model import load as load_onnx
+
+    graph = load_onnx(_light(onnx, "shufflenet"))
+    inputs = random_inputs(graph, seed=1, low=0, high=1)
+    report = compare_model(graph, inputs)
+    assert report.passed and len(report.layers) == 5
+    strict = compare_model(graph, inputs, exact=True)
+    for layer in strict.layers:
+        if not layer.passed:
+            assert layer.op.startswith("AveragePool")
+            assert layer.diagnosis is not None
+            assert layer.diagnosis.text.startswith("summation-order rounding")
+            assert layer.outputs[0].max_ulp is not None and layer.outputs[0].max_ulp <= 8
+
+
+@pytest.mark.parametrize("name", ["squeezenet", "shufflenet", "inception_v1"])
+def test_convert_report_on_real_networks(
+    ov: ModuleType, onnx: ModuleType, ort: ModuleType, name: str
+) -> None:
+    """Whole networks: every pooling node is found in openvino's conversion (inception_v1's
+    last AveragePool feeds a Dropout the front end removes) and computes what it means."""
+    from irpool.convert_report import convert_report
+    from irpool.frontends.onnx_model import load as load_onnx
+
+    path = _light(onnx, name)
+    pooling = [
+        n.op_type for n in onnx.load(path).graph.node if n.op_type in ("MaxPool", "AveragePool")
+    ]
+    graph = load_onnx(path)
+    report = convert_report(graph, random_inputs(graph, seed=2, low=0, high=1))
+    assert [n.op.split("-")[0] for n in report.nodes] == pooling
+    assert report.onnxruntime is not None and not report.notes
+    for node in report.nodes:
+        assert node.same, (node.node, node.divergence, node.onnxruntime, node.missing)
+        assert node.openvino_layer.startswith(("AvgPool", "MaxPool"))
+        assert node.outputs and all(c.shape_ok and c.mismatches == 0 for c in node.outputs)
