@@ -17,6 +17,7 @@ from divergence_helpers import (
 )
 
 from irpool.cases import CASES, Case, ir_net
+from irpool.divergences import NAN_ROWS, VERSION_ROWS, KernelRow, kernel_row
 from irpool.geometry import plan
 from irpool.kernel import pool
 from irpool.ops import openvino as ov_ops
@@ -191,3 +192,39 @@ def test_divergence_matrix_is_current() -> None:
     assert path.read_text() == markdown(), (
         "regenerate: python -m irpool.divergences > docs/divergences.md"
     )
+
+
+# -- onnxruntime: the kernel decides (the second part of docs/divergences.md) -------------------
+
+
+@pytest.mark.oracle
+@pytest.mark.parametrize("row", NAN_ROWS, ids=lambda r: r.key)
+def test_onnxruntime_kernel_rows_max(ort: ModuleType, onnx: ModuleType, row: KernelRow) -> None:
+    x = np.array(row.input, dtype=np.float32).reshape(row.shape)
+    for indices in (False, True):
+        expected = onnxruntime_rt.run_node(
+            row.op, row.attrs, [x], 12, n_outputs=2 if indices else 1
+        )
+        got = kernel_row(row, 12, indices)
+        assert not isinstance(got, str), got
+        assert len(got) == len(expected)
+        for g, e in zip(got, expected, strict=True):
+            np.testing.assert_array_equal(g, e, err_msg=f"{row.key} indices={indices}")
+
+
+@pytest.mark.oracle
+@pytest.mark.parametrize("row", VERSION_ROWS, ids=lambda r: r.key)
+@pytest.mark.parametrize("opset", [11, 19])
+def test_onnxruntime_kernel_rows_average(
+    ort: ModuleType, onnx: ModuleType, row: KernelRow, opset: int
+) -> None:
+    x = np.array(row.input, dtype=np.float32).reshape(row.shape)
+    got = kernel_row(row, opset)
+    try:
+        expected = onnxruntime_rt.run_node(row.op, row.attrs, [x], opset)
+    except Exception as e:
+        assert isinstance(got, str) and got.startswith("refuses"), (got, str(e))
+        assert "non-negative" in str(e)
+        return
+    assert not isinstance(got, str), got
+    np.testing.assert_allclose(got[0], expected[0], rtol=1e-6, err_msg=row.key)
