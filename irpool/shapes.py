@@ -28,6 +28,7 @@ from .geometry import (
     out_dim,
     out_size,
     pads_formula,
+    plan,
     shape_rule,
     size_formula,
 )
@@ -217,6 +218,9 @@ def _output_shape(
             text = "valid: pads 0, 0; " + text
         formulas.append(text)
         dims.append(Dim.of(out))
+    if all(d.is_static for d in input_shape):
+        # what `run` and `explain` would refuse for this input, check refuses too
+        plan(params, tuple(d.lo for d in input_shape), convention)
     return tuple(dims), tuple(formulas)
 
 
