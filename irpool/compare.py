@@ -25,6 +25,7 @@ from .geometry import PoolPlan, plan
 from .kernel import empty_windows, pool
 from .model import Graph, Layer, format_shape
 from .oracles import openvino_rt, refusals
+from .run import round_to_integer, runs_in_float32, to_float32
 from .shapes import PoolingLayer, infer
 
 Array = npt.NDArray[Any]
@@ -228,12 +229,21 @@ def compare_arrays(
 
 
 def _values_of(
-    pl: PoolingLayer, x: Array, convention: str, like: np.dtype[Any] | None = None
+    pl: PoolingLayer,
+    x: Array,
+    convention: str,
+    like: np.dtype[Any] | None = None,
+    indices_used: bool = True,
 ) -> tuple[PoolPlan, list[Array]]:
     """The layer on x under a convention.  An f16 layer whose input openvino held in float32
-    (see openvino_rt.probe_layers) is computed in float32 and rounded to `like` once."""
+    (see openvino_rt.probe_layers) is computed in float32 and rounded to `like` once; an
+    integer layer that openvino runs in float32 (run.runs_in_float32) is computed so."""
     p = plan(pl.params, tuple(x.shape), convention)
-    values, indices = pool(x, p)
+    if runs_in_float32(p, x, indices_used):
+        values, indices = pool(to_float32(x), p)
+        values = round_to_integer(values, x.dtype)
+    else:
+        values, indices = pool(x, p)
     if like is not None and like == np.float16 and values.dtype == np.float32:
         with np.errstate(over="ignore"):
             values = values.astype(np.float16)
@@ -346,7 +356,7 @@ def diagnose(
         if name == used.convention:
             continue
         try:
-            other, values = _values_of(pl, x, name, expected[0].dtype)
+            other, values = _values_of(pl, x, name, expected[0].dtype, len(expected) > 1)
         except IrpoolError:
             continue
         bound = rounding_bound(other, x, expected[0]) if rounding else None
@@ -463,7 +473,9 @@ def compare_model(
                     with np.errstate(over="ignore"):
                         got = [wide[0].astype(np.float16), *wide[1:]]
                 else:
-                    used, got = _values_of(pl, x, cv, like)
+                    # the probe asks openvino for every output it can compute, so a
+                    # MaxPool-8/14's indices are used there whenever they come back
+                    used, got = _values_of(pl, x, cv, like, len(outs) > 1)
                 if report.rounding and outs:
                     allowance = rounding_bound(used, x, outs[0])
         except IrpoolError as e:

@@ -131,6 +131,25 @@ def test_f16_chains_compare_with_the_values_openvino_holds(ov: ModuleType, tmp_p
     assert all(o["dtype"] == "float16" for la in layers for o in la["outputs"])
 
 
+@pytest.mark.parametrize("channels", [1, 3])
+def test_integer_layers_compare_on_the_path_openvino_takes(
+    ov: ModuleType, tmp_path: Path, channels: int
+) -> None:
+    """An i32 AvgPool of several channels runs in float32 inside openvino, one of one channel
+    in int32 (docs/semantics.md); with sums beyond 2^31 and values beyond 2^24 the two paths
+    differ, and compare must follow the one openvino took."""
+    from openvino import opset1
+
+    x = opset1.parameter([1, channels, 9, 9], ov.Type.i32, name="x")
+    mean = opset1.avg_pool(x, [1, 1], [1, 1], [1, 1], [3, 3], True, "floor", "explicit")
+    path = tmp_path / "i32.xml"
+    ov.save_model(ov.Model([opset1.result(mean)], [x]), str(path))
+    data = np.random.default_rng(0).integers(-(2**30), 2**30, (1, channels, 9, 9))
+    np.save(tmp_path / "x.npy", data.astype(np.int32))
+    out = irpool("compare", str(path), "-i", f"x={tmp_path / 'x.npy'}")
+    assert out.returncode == 0, out.stdout + out.stderr
+
+
 # -- openvino's crashes and failures on attribute shapes irpool accepts ----------------------
 
 
