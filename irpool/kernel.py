@@ -764,8 +764,12 @@ def _max_chunk(
         pad_hit = plan.nan_max != "ignore" and bool((values == pad).any())
     else:
         values = chunk
-        for ax in reversed(range(len(plan.axes))):
-            into = dst if ax == 0 and dst is not None and dst.dtype == cdt else None
+        # first axis first: its taps are strided slices of whole rows (contiguous inner loops),
+        # and the pass reading the whole chunk from memory halves it before the strided
+        # last-axis pass (measured: batch_max 2.8-3.8x -> 2.4-2.9x ov1, max3d 2.3x -> 1.4x)
+        last = len(plan.axes) - 1
+        for ax in range(last + 1):
+            into = dst if ax == last and dst is not None and dst.dtype == cdt else None
             values = _axis_max(values, ax, plan.axes[ax], op, pad, work, into)
         if floating and plan.nan_max == "ignore":
             # openvino starts from lowest() and keeps a tap only when greater: -inf and
