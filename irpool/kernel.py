@@ -501,8 +501,6 @@ def pool(x: Array, plan: PoolPlan, threads: int | None = None) -> tuple[Array, A
         # them: keep each at least PHASE_BYTES, or short operations (and, with threads,
         # contention for the GIL between them) dominate (measured on avg3d: 2.6x with threads)
         chunk_bytes = max(chunk_bytes, min(4 * CHUNK_BYTES, len(lay.phases) * PHASE_BYTES))
-    if os.environ.get("XCHUNK"):
-        chunk_bytes = int(os.environ["XCHUNK"])
     rows = max(1, chunk_bytes // plane_bytes)
     lowest, empty_value = max_start(name, cdt, plan)
     fast_global = _is_global(plan) and (
