@@ -426,41 +426,21 @@ def _divergence(pl: PoolingLayer) -> str:
 
 def _refuse_like_onnxruntime(pl: PoolingLayer) -> None:
     """Raise where onnxruntime refuses the node at run time ("padding values must be
-    non-negative"): SAME_* pads that come out negative (kernel shorter than the stride) in
-    AveragePool before version 19 and in MaxPool without dilations or Indices output.
-    Measured with onnxruntime 1.32 on 1-D to 3-D inputs of sizes 1..8, kernels 1..3, strides
-    1..4, dilations 1..3: exactly these refuse; AveragePool-19/22 and the other MaxPool nodes
-    compute (docs/semantics.md D5)."""
-    from .conventions import ONNX
+    non-negative"): the onnx convention's plan knows which kernel onnxruntime would run and
+    whether it takes the node's SAME_* pads for the node's element type (docs/semantics.md D5;
+    measured with onnxruntime 1.32: AveragePool before 19 and float MaxPool on the MLAS path
+    refuse negative pads, the other kernels compute)."""
     from .errors import ShapeError
-    from .geometry import axis_pads, pads_formula
+    from .geometry import plan
 
-    params, shape = pl.params, pl.input_shape
-    if params.auto_pad not in ("same_upper", "same_lower") or shape is None:
+    shape = pl.input_shape
+    if shape is None or not all(d.is_static for d in shape):
         return
-    if pl.spec.family == "AveragePool":
-        refused = pl.spec.since < 19
-    else:
-        refused = pl.spec.family == "MaxPool" and not params.indices
-        refused = refused and all(d == 1 for d in params.dilations)
-    if not refused:
-        return
-    for i, n in enumerate(d.lo for d in shape[2:]):
-        pb, pe = axis_pads(params, i, n, ONNX)
-        if pb < 0 or pe < 0:
-            k, s, d = params.window[i], params.strides[i], params.dilations[i]
-            upper = params.auto_pad == "same_upper"
-            others = (
-                "AveragePool-19 and later compute it"
-                if pl.spec.family == "AveragePool"
-                else "MaxPool computes it only with dilations or an Indices output"
-            )
-            raise ShapeError(
-                "onnxruntime refuses this node when it runs ('padding values must be "
-                f"non-negative'): at axis {i}, {pads_formula(n, k, s, d, pb, pe, upper, ONNX)} "
-                f"(docs/semantics.md D5; {others})",
-                pl.layer.where(),
-            )
+    p = plan(pl.params, tuple(d.lo for d in shape), "onnx")
+    port = pl.layer.inputs[0] if pl.layer.inputs else None
+    reason = p.refusal(port.element_type if port is not None else None)
+    if reason is not None:
+        raise ShapeError(reason, pl.layer.where())
 
 
 def _onnx_shape_inference(model: Any) -> dict[str, tuple[int, ...]]:

@@ -168,6 +168,39 @@ def test_sizes_and_refusals_are_onnxruntimes(
     assert all(seen.values()), seen
 
 
+@pytest.mark.parametrize(
+    "op, opset, extra",
+    [
+        ("AveragePool", 11, {"ceil_mode": 1, "count_include_pad": 1}),
+        ("AveragePool", 11, {"count_include_pad": 1}),
+        ("AveragePool", 11, {"ceil_mode": 1}),
+        ("MaxPool", 12, {"storage_order": 1}),
+        ("MaxPool", 12, {"ceil_mode": 1}),
+    ],
+)
+def test_refusals_follow_the_kernel_onnxruntime_picks(
+    onnx: ModuleType, ort: ModuleType, tmp_path: Path, op: str, opset: int, extra: dict[str, int]
+) -> None:
+    """Which onnxruntime kernel runs a node decides whether negative SAME pads are refused
+    (ceil_mode with count_include_pad, or storage_order=1, leave the MLAS path): `check`
+    refuses exactly the nodes onnxruntime refuses."""
+    path = tmp_path / "m.onnx"
+    for n in (5, 7):
+        for k, s in ((1, 3), (2, 3), (1, 2)):
+            attrs: dict[str, Any] = {"kernel_shape": [k], "strides": [s], **extra}
+            attrs["auto_pad"] = "SAME_UPPER"
+            model = _model(onnx, op, opset, [1, 1, n], attrs)
+            onnx.save(model, str(path))
+            want = _onnxruntime(ort, model, [1, 1, n])
+            try:
+                shape = check_file(str(path)).layers[0].pooling.output_shape
+                got = [d.lo for d in shape] if shape is not None else None
+            except IrpoolError as e:
+                assert "onnxruntime refuses" in e.message
+                got = None
+            assert got == want, (op, opset, extra, n, k, s)
+
+
 def test_refused_node_is_one_line_exit_2(onnx: ModuleType, ort: ModuleType, tmp_path: Path) -> None:
     model = _model(onnx, "MaxPool", 12, [1, 1, 5], D5, declared=[1, 1, 3])
     assert _onnxruntime(ort, model, [1, 1, 5]) is None
