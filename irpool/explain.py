@@ -155,6 +155,22 @@ def _empty_result(p: PoolPlan) -> str:
     }[p.empty]
 
 
+NAN_MAX_TEXT = {
+    "ignore": "never wins (openvino: a window's maximum only grows by a strictly greater tap)",
+    "first": "wins only as the first tap inside the input (onnxruntime's reference loop)",
+    "propagate": "wins, and the index points at the last NaN of the window (PyTorch)",
+    "mlas_generic": "never wins; an all-NaN window gives the lowest float32 (onnxruntime MLAS, "
+    "generic kernel)",
+    "mlas_global": "follows the lane order of onnxruntime's MLAS global kernel (maxps per lane, "
+    "lanes combined; the last size % 4 elements with std::max)",
+    "mlas_2d": "restarts the maximum at the next tap, and is the result when it is the last "
+    "tap (onnxruntime MLAS 2-D kernel, maxps)",
+    "mlas_3d": "restarts the maximum at the next tap, and is the result when it is the last "
+    "tap (onnxruntime MLAS 3-D kernel, maxps)",
+}
+"""How each NaN policy of the plan treats a NaN tap (docs/semantics.md, Max pooling)."""
+
+
 DivisorTable = float | list[npt.NDArray[Any]] | None
 """A plan's divisors: one number for every window ("full"), a vector per axis whose outer
 product is the divisor of each window (as kernel.divisor builds it), or None (max pooling)."""
@@ -303,6 +319,10 @@ def explain_layer(
         notes=list(pl.notes),
         plan=p,
     )
+    if p.reduce == "max":
+        report.notes.append(f"NaN in a window: {NAN_MAX_TEXT[p.nan_max]}")
+    if p.float_refusal is not None:
+        report.notes.append(f"on float32/float16 data, {p.float_refusal}")
     cv = conv.get(name)
     classified = [_classify(a) for a in p.axes]
     for i, (a, (padded, overhang, empty)) in enumerate(zip(p.axes, classified, strict=True)):

@@ -368,3 +368,39 @@ def test_onnx_model_defaults_to_the_onnx_convention(onnx: ModuleType, tmp_path: 
     assert report.output_shape == shape == (1, 1, 1, 1)
     (openvino,) = explain(load_onnx(model), convention="openvino")
     assert openvino.output_shape == (1, 1, 2, 2)
+
+
+@pytest.mark.parametrize("opset", [11, 19])
+def test_explain_says_where_onnxruntime_refuses(
+    onnx: ModuleType, ort: ModuleType, tmp_path: Path, opset: int
+) -> None:
+    """SAME_UPPER with a kernel shorter than the stride: onnxruntime refuses AveragePool-11
+    (negative pads on its MLAS path) and computes AveragePool-19; explain says which."""
+    from onnx import TensorProto, helper
+
+    node = helper.make_node(
+        "AveragePool", ["x"], ["y"], kernel_shape=[1], strides=[3], auto_pad="SAME_UPPER"
+    )
+    graph = helper.make_graph(
+        [node],
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 1, 5])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+    model.ir_version = 10
+    path = tmp_path / "m.onnx"
+    onnx.save(model, str(path))
+    options = ort.SessionOptions()
+    options.log_severity_level = 4
+    try:
+        session = ort.InferenceSession(str(path), options)
+        session.run(None, {"x": np.ones((1, 1, 5), np.float32)})
+        refused = False
+    except Exception:
+        refused = True
+    out = subprocess.run(
+        [sys.executable, "-m", "irpool", "explain", str(path)], capture_output=True, text=True
+    )
+    assert out.returncode == 0, out.stderr
+    assert ("onnxruntime refuses" in out.stdout) == refused == (opset == 11), out.stdout
