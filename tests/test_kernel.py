@@ -212,3 +212,29 @@ def test_mlas_nan_rules_match_the_loop_transcription(data: st.DataObject) -> Non
     expected, _ = reference.pool(x, p)
     assert indices is None
     np.testing.assert_array_equal(values, expected.astype(x.dtype), err_msg=str(p))
+
+
+@pytest.mark.parametrize("name", ["float16", "bfloat16"])
+@pytest.mark.parametrize("indices", [False, True])
+def test_half_max_on_every_bit_pattern(name: str, indices: bool) -> None:
+    """Every one of the 65,536 bit patterns (both zeros, subnormals, infinities, NaN of either
+    sign) against the reference; openvino's maxima are taken on int16 keys, bit for bit."""
+    if name == "bfloat16" and BF16 is None:
+        pytest.skip("ml_dtypes is not installed")
+    rng = np.random.default_rng(3)
+    bits = rng.permutation(np.arange(1 << 16, dtype=np.uint32).astype(np.uint16))
+    x = bits.reshape(1, 4, 128, 128).view(_dtype(name))
+    for convention in ("openvino", "onnx", "torch"):
+        params = PoolParams(
+            "MaxPool", "max", (3, 2), (2, 2), (1, 1), ((1, 1), (0, 1)), indices=indices
+        )
+        p = plan(params, x.shape, convention)
+        values, idx = pool(x, p)
+        with np.errstate(invalid="ignore"):  # the reference's casts of NaN
+            expected, expected_idx = reference.pool(x, p)
+        if convention == "openvino":  # no NaN wins: the bits themselves
+            np.testing.assert_array_equal(values.view(np.uint16), expected.view(np.uint16))
+        else:  # a NaN maximum goes through float32, which does not keep its payload
+            np.testing.assert_array_equal(values.astype(np.float64), expected.astype(np.float64))
+        if indices:
+            np.testing.assert_array_equal(idx, expected_idx)
