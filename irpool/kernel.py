@@ -3,7 +3,7 @@
 How it works (docs/kernel.md has the measurements behind each choice):
 
 * The input is viewed as planes (N*C, *spatial) and processed a chunk of planes at a time, so a
-  large input is never copied or padded whole; a chunk's working set stays in the L2 cache.
+  large input is never copied or padded whole; a chunk's working set stays near the L2 cache.
 * Polyphase layout: a chunk is copied once into one padded array per *phase*, the residue of a
   padded position modulo the stride on every axis.  In a phase array the window taps of all
   outputs are plain shifted copies of each other, so every tap of the window is a single long
