@@ -25,7 +25,6 @@ from .geometry import PoolPlan, plan
 from .kernel import empty_windows, pool
 from .model import Graph, Layer, format_shape
 from .oracles import openvino_rt, refusals
-from .run import round_to_integer, runs_in_float32, to_float32
 from .shapes import PoolingLayer, infer
 
 Array = npt.NDArray[Any]
@@ -237,13 +236,10 @@ def _values_of(
 ) -> tuple[PoolPlan, list[Array]]:
     """The layer on x under a convention.  An f16 layer whose input openvino held in float32
     (see openvino_rt.probe_layers) is computed in float32 and rounded to `like` once; an
-    integer layer that openvino runs in float32 (run.runs_in_float32) is computed so."""
-    p = plan(pl.params, tuple(x.shape), convention)
-    if runs_in_float32(p, x, indices_used):
-        values, indices = pool(to_float32(x), p)
-        values = round_to_integer(values, x.dtype)
-    else:
-        values, indices = pool(x, p)
+    integer layer that openvino runs in float32 is computed so (`indices_used` decides it for
+    a MaxPool-8/14, see Convention.integers_in_float32)."""
+    p = plan(pl.params, tuple(x.shape), convention, indices_used)
+    values, indices = pool(x, p)
     if like is not None and like == np.float16 and values.dtype == np.float32:
         with np.errstate(over="ignore"):
             values = values.astype(np.float16)

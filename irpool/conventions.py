@@ -62,6 +62,12 @@ class Convention:
     OpenVINO points at the first element of the window's plane; onnxruntime's loop leaves every
     spatial coordinate at -1, so its flat index is the plane's offset minus the sum of the
     spatial strides (measured: -8 for the first plane of a 1x7 input)."""
+    integers_in_float32: bool = False
+    """OpenVINO's CPU plugin pools an integer tensor of more than one channel, or with a
+    dilation, in float32: the input converted (i64 wrapped to 32 bits first), pooled as float32
+    is, the result rounded half to even and saturated; a MaxPool-8/14 whose indices output is
+    used, and a one-channel undilated layer, keep integers (measured on every op version, i8 to
+    i64, 1 or 3 channels, dilation 1 or 2, rank 1-3; docs/semantics.md)."""
     onnxruntime_kernels: bool = False
     """onnxruntime's choice of CPU kernel decides numbers and refusals (measured with
     onnxruntime 1.32, docs/semantics.md): a node its front end marks for MLAS
@@ -81,6 +87,7 @@ OPENVINO = Convention(
     int_mean="half_even",
     same_pads_dilated=True,
     narrow_64bit=True,
+    integers_in_float32=True,
 )
 
 ONNX = Convention(

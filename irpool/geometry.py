@@ -282,6 +282,9 @@ class PoolPlan:
     int_mean: IntMean = "half_even"
     narrow_64bit: bool = False
     empty_index: EmptyIndex = "plane_start"
+    integers_in_float32: bool = False
+    """Integer inputs are pooled in float32 and rounded back (Convention.integers_in_float32,
+    decided for this layer: channels, dilations, whether its indices are used)."""
     float_refusal: str | None = None
     """Why the runtime of the convention refuses this layer for float32/float16 data (onnxruntime's
     MLAS kernels take no negative pads, D5); other element types are computed."""
@@ -372,8 +375,12 @@ def plan(
     params: PoolParams,
     input_shape: tuple[int, ...],
     convention: Convention | str = "openvino",
+    indices_used: bool = True,
 ) -> PoolPlan:
-    """Resolve an op's parameters and a static input shape (N, C, *spatial) into a PoolPlan."""
+    """Resolve an op's parameters and a static input shape (N, C, *spatial) into a PoolPlan.
+
+    `indices_used`: whether the model consumes a MaxPool-8/14's indices output (OpenVINO
+    computes integer layers differently then, see Convention.integers_in_float32)."""
     cv = conv.get(convention)
     if len(input_shape) < 3:
         raise ShapeError(
@@ -413,6 +420,9 @@ def plan(
     if mlas and params.reduce == "max":
         nan_max = mlas_max_kernel(tuple(axes))
     refusal = _negative_pads_refusal(params, sizes, pads) if mlas else None
+    keeps_integers = params.reduce == "max" and params.indices and indices_used
+    in_float32 = cv.integers_in_float32 and not keeps_integers
+    in_float32 = in_float32 and (input_shape[1] > 1 or any(a.dilation > 1 for a in axes))
     return PoolPlan(
         op=params.op,
         convention=cv.name,
@@ -431,6 +441,7 @@ def plan(
         int_mean=cv.int_mean,
         narrow_64bit=cv.narrow_64bit,
         empty_index=cv.empty_index,
+        integers_in_float32=in_float32,
         float_refusal=refusal,
     )
 

@@ -487,6 +487,10 @@ def pool(x: Array, plan: PoolPlan, threads: int | None = None) -> tuple[Array, A
 
     Chunks of planes run on `threads` threads (default: IRPOOL_THREADS, else the CPU count, at
     most 8); results do not depend on it."""
+    if plan.integers_in_float32 and x.dtype.kind in "iu":
+        as_float = replace(plan, integers_in_float32=False)
+        values, indices = pool(integers_as_float32(x), as_float, threads)
+        return round_to_integer(values, x.dtype), indices
     name = check_input(x, plan)
     policy = max_policy(plan, name) if plan.reduce == "max" else plan.nan_max
     if policy != plan.nan_max:
@@ -908,6 +912,23 @@ def _float_to_int(result: Array, dtype: np.dtype[Any]) -> Array:
     nan_value = 0 if info.bits == 8 else np.iinfo(np.int32).min
     result = np.where(np.isnan(result), nan_value, result)
     return np.clip(result, info.min, info.max)
+
+
+def integers_as_float32(x: Array) -> Array:
+    """An integer tensor as openvino's float32 path sees it (64-bit integers wrap to 32)."""
+    if x.dtype.itemsize == 8:
+        x = x.astype(np.int32)
+    return np.asarray(x.astype(np.float32))
+
+
+def round_to_integer(values: Array, dtype: np.dtype[Any]) -> Array:
+    """Float results back to an integer type as openvino converts them: half to even,
+    saturating (64-bit types at 32 bits, the width they were computed in), NaN to 0 for 8-bit
+    types and INT32_MIN otherwise (_float_to_int)."""
+    width = np.dtype(np.int32) if dtype.itemsize == 8 else dtype
+    with np.errstate(invalid="ignore"):
+        rounded = _float_to_int(np.rint(values.astype(np.float64)), width)
+    return np.asarray(rounded.astype(dtype))
 
 
 @lru_cache(maxsize=64)

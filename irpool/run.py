@@ -29,7 +29,7 @@ from .errors import (
 from .frontends.ir_writer import numpy_dtype_name
 from .frontends.safe_io import read_range
 from .geometry import PoolPlan, plan
-from .kernel import pool
+from .kernel import integers_as_float32, pool, round_to_integer
 from .model import Graph, Layer, Shape, element_type_of_numpy, format_shape
 from .shapes import (
     convention_of,
@@ -247,13 +247,17 @@ def convert(array: Array, element_type: str) -> Array:
 
 
 def plan_layer(
-    layer: Layer, input_shape: tuple[int, ...], convention: str | None = None
+    layer: Layer,
+    input_shape: tuple[int, ...],
+    convention: str | None = None,
+    indices_used: bool = True,
 ) -> PoolPlan:
     """The PoolPlan of a pooling layer for a concrete input shape."""
     try:
         pl = infer_pooling(layer, tuple(_static_dims(input_shape)))
         shape = tuple(d.lo for d in pl.input_shape) if pl.input_shape else input_shape
-        return plan(pl.params, shape, convention or convention_of(layer).name)
+        name = convention or convention_of(layer).name
+        return plan(pl.params, shape, name, indices_used)
     except IrpoolError as e:
         raise e.at(layer.where()) from None
 
@@ -287,56 +291,17 @@ def run_pooling(
 ) -> tuple[PoolPlan, list[Array]]:
     """Run one pooling layer on x: its plan and outputs (values, and indices for MaxPool-8/14).
 
-    `indices_used`: whether the net consumes a MaxPool-8/14's indices output (it changes the
-    way openvino computes integer layers, see runs_in_float32)."""
+    `indices_used`: whether the net consumes a MaxPool-8/14's indices output (openvino
+    computes integer layers differently then, see Convention.integers_in_float32)."""
     require_port_dims(layer)
     _check_dtype(layer, x)
-    p = plan_layer(layer, tuple(x.shape), convention)
+    p = plan_layer(layer, tuple(x.shape), convention, indices_used)
     check_elements(p.output_shape, f'output of "{layer.label}"', limit, layer.where())
-    through_f32 = runs_in_float32(p, x, indices_used)
     try:
-        values, indices = pool(to_float32(x) if through_f32 else x, p)
+        values, indices = pool(x, p)
     except IrpoolError as e:
         raise e.at(layer.where()) from None
-    if through_f32:
-        values = round_to_integer(values, x.dtype)
     return p, [values] + ([indices] if indices is not None else [])
-
-
-def runs_in_float32(p: PoolPlan, x: Array, indices_used: bool = True) -> bool:
-    """Whether openvino's CPU plugin runs this integer layer in float32.
-
-    Measured (openvino 2026.4.1; 700 random AvgPool-1/MaxPool-1 layers of i8, u8, i32 and
-    i64, and every op version x 1 or 3 channels x dilation 1 or 2 x rank 1-3 for i32/i64):
-    a layer with more than one channel, or with a dilation, is converted to float32 (i64
-    wrapped to 32 bits first), pooled as float32 is, and rounded back half to even,
-    saturating; a MaxPool-8/14 whose indices output is used keeps integers, and so does a
-    one-channel undilated layer (the int32 sum of kernel._mean_values)."""
-    if p.convention != "openvino" or x.dtype.kind not in "iu" or x.ndim <= 2:
-        return False
-    if p.reduce == "max" and p.indices and indices_used:
-        return False
-    return x.shape[1] > 1 or any(a.dilation > 1 for a in p.axes)
-
-
-def to_float32(x: Array) -> Array:
-    """An integer tensor as openvino's float32 path sees it (64-bit integers wrap to 32)."""
-    if x.dtype.itemsize == 8:
-        x = x.astype(np.int32)
-    return np.asarray(x.astype(np.float32))
-
-
-def round_to_integer(values: Array, dtype: np.dtype[Any]) -> Array:
-    """float32 results back to an integer type as openvino converts them: half to even,
-    saturating (64-bit types at 32 bits, as computed), NaN (an empty 0/0 window) to 0 for
-    8-bit types and INT32_MIN otherwise."""
-    bits = np.dtype(np.int32) if dtype.itemsize == 8 else dtype
-    info = np.iinfo(bits)
-    nan_value = 0 if info.bits == 8 else info.min
-    with np.errstate(invalid="ignore"):
-        wide = np.rint(values.astype(np.float64))
-        wide = np.clip(np.where(np.isnan(wide), nan_value, wide), info.min, info.max)
-    return np.asarray(wide.astype(dtype))
 
 
 def run_graph(
@@ -372,10 +337,10 @@ def run_graph(
     # CPU pooling kernels are float32 ones, and the casts it puts around them cancel between
     # two pooling nodes: the same holds there (measured).  `held` marks the tensors kept in
     # float32 that the model declares f16.
-    # The same plugin runs an i32/i64 layer with more than one channel in float32 (see
-    # runs_in_float32), and a chain of them stays in float32 until the outputs (measured: all
-    # 10 mismatching chains of 500 random nets, rounding only at the Results).  `held` maps
-    # each tensor kept in float32 to the element type the model declares for it.
+    # The same plugin runs most i32/i64 layers in float32 (Convention.integers_in_float32),
+    # and a chain of them stays in float32 until the outputs (measured: all 10 mismatching
+    # chains of 500 random nets, rounding only at the Results).  `held` maps each tensor
+    # kept in float32 to the element type the model declares for it.
     onnx_model = graph.format == "onnx"
     hold_f16 = convention in (None, "onnx" if onnx_model else "openvino")
     hold_int = not onnx_model and convention in (None, "openvino")
@@ -445,16 +410,16 @@ def run_graph(
                 # an integer tensor held in float32 stays so for a layer that runs in float32,
                 # and is rounded for one that keeps integers (measured on chains)
                 declared = _declared(x, holds)
-                if not runs_in_float32(plan_layer(layer, x.shape, convention), declared, used):
+                if not plan_layer(layer, x.shape, convention, used).integers_in_float32:
                     x, holds = declared, None
             elif holds is not None and x.dtype != np.float32:
                 x = x.astype(np.float32)  # an f16 tensor, or an f64 one a Convert marked f16
             elif (
                 hold_int
                 and x.dtype in (np.int32, np.int64)
-                and runs_in_float32(plan_layer(layer, x.shape, convention), x, used)
+                and plan_layer(layer, x.shape, convention, used).integers_in_float32
             ):
-                holds, x = x.dtype, to_float32(x)
+                holds, x = x.dtype, integers_as_float32(x)
             p, outs = run_pooling(layer, x, convention, limit, used)
             result.plans[layer.label] = p
         for number, (port, array) in enumerate(zip(layer.outputs, outs, strict=False)):
@@ -484,7 +449,7 @@ def _declared(array: Array, held: np.dtype[Any] | None, v10: bool = False) -> Ar
     if held is None or (v10 and held.kind == "f"):
         return array
     if held.kind in "iu":
-        return round_to_integer(array, held)
+        return round_to_integer(array, held)  # as kernel.pool rounds a float32 layer
     with np.errstate(over="ignore"):  # beyond f16's range is +-inf, as openvino converts
         return np.asarray(array.astype(np.float16))
 

@@ -6,6 +6,7 @@ code with irpool's kernel beyond the PoolPlan it reads.
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import math
 from typing import Any
@@ -47,6 +48,20 @@ def _policy(plan: PoolPlan, name: str) -> str:
 
 
 def pool(x: np.ndarray, plan: PoolPlan) -> tuple[np.ndarray, np.ndarray | None]:
+    if plan.integers_in_float32 and x.dtype.kind in "iu":
+        # OpenVINO pools most integer layers in float32 (64-bit values wrapped to 32 bits
+        # first) and rounds back half to even, saturating; a NaN becomes 0 (8-bit) or INT32_MIN
+        wrapped = x.astype(np.int32) if x.dtype.itemsize == 8 else x
+        as_float = dataclasses.replace(plan, integers_in_float32=False)
+        values, idx = pool(wrapped.astype(np.float32), as_float)
+        info = np.iinfo(np.int32 if x.dtype.itemsize == 8 else x.dtype)
+        out = np.empty(values.shape, dtype=x.dtype)
+        for pos, v in np.ndenumerate(values.astype(np.float64)):
+            if math.isnan(v):
+                out[pos] = 0 if info.bits == 8 else info.min
+            else:
+                out[pos] = min(max(round(v), info.min), info.max)  # round(): half to even
+        return out, idx
     n, c = plan.input_shape[:2]
     sizes = [a.size for a in plan.axes]
     v = _compute(x, plan)
@@ -151,13 +166,15 @@ def _mean(plane, inside, taps, starts, plan: PoolPlan, dtype) -> Any:
     else:
         div = len(inside)
         if div == 0 and plan.empty == "openvino":
-            # openvino CPU: per axis, the in-input tap count, or for an empty undilated axis
-            # the clamped extent min(start + k_eff, n) - max(start, 0) (0 or negative)
+            # openvino CPU: per axis, the in-input tap count, or for an empty axis the clamped
+            # extent min(start + k_eff, n) - max(start, 0) (0 or negative) over the dilation,
+            # truncated toward zero as C's integer division does
             div = 1
             for s, a in zip(starts, plan.axes, strict=True):
                 count = sum(1 for t in range(a.window) if 0 <= s + t * a.dilation < a.size)
-                if count == 0 and a.dilation == 1:
-                    count = min(s + a.k_eff, a.size) - max(s, 0)
+                if count == 0:
+                    extent = min(s + a.k_eff, a.size) - max(s, 0)
+                    count = int(extent / a.dilation)  # int() truncates toward zero
                 div *= count
     if div == 0 and plan.empty in ("zero", "nan"):
         return 0.0 if plan.empty == "zero" or dtype.kind != "f" else float("nan")

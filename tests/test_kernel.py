@@ -59,7 +59,7 @@ def plans(draw: st.DrawFn, reduce: str | None = None) -> PoolPlan:
     )
     convention = draw(st.sampled_from(sorted(CONVENTIONS)))
     try:
-        return plan(params, shape, convention)
+        return plan(params, shape, convention, indices_used=draw(st.booleans()))
     except IrpoolError:
         assume(False)
         raise
