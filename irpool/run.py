@@ -345,6 +345,7 @@ def run_graph(
     hold_f16 = convention in (None, "onnx" if onnx_model else "openvino")
     hold_int = not onnx_model and convention in (None, "openvino")
     held: dict[tuple[int, int], np.dtype[Any]] = {}
+    sources = {(e.from_layer, e.from_port) for e in graph.edges}
     f16 = np.dtype(np.float16)
     v10 = graph.ir_version == 10  # outputs f32 and never rounded to f16 (see v10_output)
     result = RunResult()
@@ -405,7 +406,7 @@ def run_graph(
         else:
             x = ins[0]
             holds = held.get(first_key) if first_key else None
-            used = _indices_used(graph, layer)
+            used = _indices_used(graph, layer, sources)
             if holds is not None and holds.kind in "iu":
                 # an integer tensor held in float32 stays so for a layer that runs in float32,
                 # and is rounded for one that keeps integers (measured on chains)
@@ -431,12 +432,14 @@ def run_graph(
     return result
 
 
-def _indices_used(graph: Graph, layer: Layer) -> bool:
-    """Whether an edge leaves a pooling layer's second output (MaxPool-8/14 indices)."""
+def _indices_used(graph: Graph, layer: Layer, sources: set[tuple[int, int]] | None = None) -> bool:
+    """Whether an edge leaves a pooling layer's second output (MaxPool-8/14 indices);
+    `sources`: the (layer, port) pairs edges leave from, when the caller has them."""
     if len(layer.outputs) < 2 or layer.id is None:
         return False
-    port = layer.outputs[1].id
-    return any(e.from_layer == layer.id and e.from_port == port for e in graph.edges)
+    if sources is None:
+        sources = {(e.from_layer, e.from_port) for e in graph.edges}
+    return (layer.id, layer.outputs[1].id) in sources
 
 
 POOLING_KINDS = ("averagepool", "maxpool", "avgpool", "result")
