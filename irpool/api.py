@@ -120,7 +120,7 @@ def pool(
         indices=indices,
         index_axis=index_axis,
     )
-    values, idx = _pool(x, plan(params, tuple(x.shape), convention))
+    values, idx = _pool(x, plan(params, tuple(x.shape), convention, dtype=x.dtype))
     if indices and idx is not None:
         return values, idx
     return values

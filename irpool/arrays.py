@@ -19,6 +19,7 @@ from .env import env_int
 from .errors import InputError, LimitError, Where
 from .files import atomic_write
 from .frontends.safe_io import read_regular_file
+from .model import numpy_dtype
 
 Array = npt.NDArray[Any]
 
@@ -83,12 +84,8 @@ def mismatches(
 
 
 def bfloat16_dtype() -> np.dtype[Any]:
-    from .kernel import bfloat16
-
-    bf = bfloat16()
-    if bf is None:
-        raise InputError("bfloat16 needs ml_dtypes; pip install 'irpool[bf16]'")
-    return bf
+    """ml_dtypes.bfloat16; InputError when ml_dtypes is missing."""
+    return numpy_dtype("bf16")
 
 
 def _read_npy(handle: IO[bytes], name: str, where: Where, limit: int | None) -> Array:

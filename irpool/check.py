@@ -14,6 +14,7 @@ from typing import Any, Literal
 from .errors import Where
 from .frontends import ir_xml
 from .model import Edge, Graph, Layer, Port, Shape, format_shape
+from .ops import REGISTRY, Bound
 from .shapes import Inference, PoolingLayer, dim_agrees, infer
 
 SCHEMA = "irpool.check/1"
@@ -220,10 +221,12 @@ def check_graph(
     graph: Graph,
     tensor_shapes: Mapping[str, tuple[int, ...]] | None = None,
     known_inputs: Mapping[int, Shape | None] | None = None,
+    reuse: Mapping[int, Bound] | None = None,
 ) -> CheckReport:
     """Infer shapes and compare every declared dim of the graph with them; `known_inputs` are
-    pooling input shapes a runtime inferred (by layer index), used instead of the file's."""
-    inference = infer(graph, tensor_shapes, known_inputs)
+    pooling input shapes a runtime inferred (by layer index), used instead of the file's;
+    `reuse` the layers an earlier pass bound."""
+    inference = infer(graph, tensor_shapes, known_inputs, reuse=reuse)
     findings: list[Finding] = []
     results: list[LayerResult] = []
     by_index = {pl.layer.index: pl for pl in inference.pooling}
@@ -244,7 +247,7 @@ def check_graph(
                 result.findings.extend(_type_findings(layer, inference))
             results.append(result)
             findings.extend(result.findings)
-        elif layer.type.lower() == "parameter" and layer.data.get("shape") is not None:
+        elif REGISTRY.role(layer) == "parameter" and layer.data.get("shape") is not None:
             shape = inference.parameter_shapes.get(layer.index)
             for port in layer.outputs:
                 findings.extend(compare_port(layer, port, shape, what="output"))
@@ -372,10 +375,11 @@ def check_onnx_file(path: str) -> CheckReport:
     error, not a size."""
     from .frontends import onnx_model
     from .ops import onnx as onnx_ops
+    from .oracles import onnx_shapes
 
     model = onnx_model.read_model(path)
     graph = onnx_model.to_graph(model, path)
-    inferred = _onnx_shape_inference(model)
+    inferred = onnx_shapes.model_shapes(model)
     report = check_graph(graph, inferred)
     onnx_version = onnx_model.load_onnx().__version__
     nodes = {n.output[0]: n for n in model.graph.node if n.output and n.output[0]}
@@ -386,11 +390,11 @@ def check_onnx_file(path: str) -> CheckReport:
         if shape is not None and all(d.is_static for d in shape) and pl.output_shape is not None:
             _refuse_like_onnxruntime(pl)
             runtime = [d.lo if d.is_static else -1 for d in pl.output_shape]
-            spatial = [d.lo for d in shape[2:]]
+            channels_last = pl.bound.channels_last
+            spatial = [d.lo for d in (shape[1:-1] if channels_last else shape[2:])]
             spec_sizes = [
                 onnx_ops.spec_output_size(pl.spec, pl.params, i, n) for i, n in enumerate(spatial)
             ]
-            channels_last = bool(pl.layer.attrs.get("channels_last"))
             runtime_spatial = runtime[1:-1] if channels_last else runtime[2:]
             if spec_sizes != runtime_spatial:
                 notes.append(
@@ -400,7 +404,9 @@ def check_onnx_file(path: str) -> CheckReport:
                 )
             out_name = pl.layer.outputs[0].names[0] if pl.layer.outputs[0].names else None
             node = nodes.get(out_name) if out_name else None
-            said = _node_shape_inference(model, node, pl) if node is not None else None
+            said = None
+            if node is not None and pl.layer.domain == "ai.onnx":
+                said = onnx_shapes.node_shape(model, node, [d.lo for d in shape])
             if said is not None and said != runtime and -1 not in said:
                 notes.append(
                     f"onnx {onnx_version} shape inference gives {said}; onnxruntime computes "
@@ -411,17 +417,11 @@ def check_onnx_file(path: str) -> CheckReport:
 
 
 def _divergence(pl: PoolingLayer) -> str:
-    """Which divergence of docs/semantics.md explains a size of an ONNX node that onnx's shape
+    """Which divergence (from the table) explains a size of an ONNX node that onnx's shape
     inference or the operator text gives differently from onnxruntime."""
-    params = pl.params
-    if params.auto_pad in ("same_upper", "same_lower"):
-        text = "D5: SAME_* pads, negative in onnxruntime, and the output formula"
-        if any(d > 1 and k > 1 for k, d in zip(params.window, params.dilations, strict=True)):
-            text = "D4, " + text + "; onnxruntime pads for the undilated kernel"
-        return text
-    if params.auto_pad == "valid":
-        return "D14: VALID with ceil_mode"
-    return "D2b: ceil mode with a last window starting in the right padding"
+    from .divergences import in_shape
+
+    return in_shape(pl.params)
 
 
 def _refuse_like_onnxruntime(pl: PoolingLayer) -> None:
@@ -431,76 +431,15 @@ def _refuse_like_onnxruntime(pl: PoolingLayer) -> None:
     measured with onnxruntime 1.32: AveragePool before 19 and float MaxPool on the MLAS path
     refuse negative pads, the other kernels compute)."""
     from .errors import ShapeError
-    from .geometry import plan
 
     shape = pl.input_shape
     if shape is None or not all(d.is_static for d in shape):
         return
-    p = plan(pl.params, tuple(d.lo for d in shape), "onnx")
+    p = pl.bound.plan(tuple(d.lo for d in shape))
     port = pl.layer.inputs[0] if pl.layer.inputs else None
     reason = p.refusal(port.element_type if port is not None else None)
     if reason is not None:
         raise ShapeError(reason, pl.layer.where())
-
-
-def _onnx_shape_inference(model: Any) -> dict[str, tuple[int, ...]]:
-    """Tensor shapes onnx's shape inference derives (empty where it cannot).  The graph
-    outputs' declared shapes are cleared first (on a copy), so that what is read for them is
-    onnx's result, not the declaration."""
-    from onnx import ModelProto, shape_inference
-
-    from .frontends.onnx_model import _dims
-
-    copy = ModelProto()
-    copy.CopyFrom(model)
-    for out in copy.graph.output:
-        if out.type.HasField("tensor_type"):
-            out.type.tensor_type.ClearField("shape")
-    try:
-        inferred = shape_inference.infer_shapes(copy, strict_mode=False)
-    except Exception:
-        return {}
-    shapes = {}
-    for info in [*inferred.graph.value_info, *inferred.graph.output, *inferred.graph.input]:
-        dims, _ = _dims(info.type)
-        if dims is not None:
-            shapes[info.name] = dims
-    return shapes
-
-
-def _node_shape_inference(model: Any, node: Any, pl: PoolingLayer) -> list[int] | None:
-    """The output shape onnx's shape inference gives one pooling node on the input shape
-    irpool (and onnxruntime) give it, or None where onnx says nothing: the node alone in a
-    model of the same opsets, so that a divergence upstream does not count here."""
-    from onnx import TensorProto, helper, shape_inference
-
-    if pl.input_shape is None or pl.layer.domain != "ai.onnx" or not node.input:
-        return None
-    types = {
-        info.name: info.type.tensor_type.elem_type
-        for info in [*model.graph.input, *model.graph.value_info, *model.graph.output]
-        if info.type.HasField("tensor_type")
-    }
-    dims = [d.lo for d in pl.input_shape]
-    if pl.layer.attrs.get("channels_last"):
-        dims = [dims[0], *dims[2:], dims[1]]
-    x = node.input[0]
-    graph = helper.make_graph(
-        [node],
-        "one_node",
-        [helper.make_tensor_value_info(x, types.get(x, TensorProto.FLOAT), dims)],
-        [helper.make_tensor_value_info(o, TensorProto.UNDEFINED, None) for o in node.output if o],
-    )
-    one = helper.make_model(graph, opset_imports=list(model.opset_import))
-    one.ir_version = model.ir_version
-    try:
-        inferred = shape_inference.infer_shapes(one, strict_mode=True)
-    except Exception:
-        return None
-    out = inferred.graph.output[0].type.tensor_type
-    if not out.HasField("shape"):
-        return None
-    return [d.dim_value if d.HasField("dim_value") else -1 for d in out.shape.dim]
 
 
 def format_report(report: CheckReport, verbose: bool = False) -> str:
@@ -584,13 +523,12 @@ def _openvino_inputs(graph: Graph, shapes: Mapping[str, list[str]]) -> dict[int,
     """The input shape of each pooling layer of an IR as openvino infers it (by layer index):
     the shape openvino gives the producer's output port."""
     from .model import parse_shape
-    from .shapes import is_pooling
 
     known: dict[int, Shape | None] = {}
     if graph.format != "ir" or graph.fragment:
         return known
     for layer in graph.layers:
-        if not is_pooling(layer) or layer.id is None or not layer.inputs:
+        if not REGISTRY.is_pooling(layer) or layer.id is None or not layer.inputs:
             continue
         edge = graph.producer(layer.id, layer.inputs[0].id)
         if edge is None:
@@ -618,7 +556,7 @@ def add_openvino_findings(report: CheckReport) -> None:
     if known:
         # openvino knows every layer's true input: infer the pooling layers from it, so that a
         # wrong dim of another layer type is not taken for the pooling layer's input
-        again = check_graph(report.graph, known_inputs=known)
+        again = check_graph(report.graph, known_inputs=known, reuse=report.inference.bound)
         report.inference, report.layers, report.findings = (
             again.inference,
             again.layers,

@@ -21,10 +21,11 @@ import numpy.typing as npt
 from . import conventions as conv
 from .arrays import mismatches
 from .errors import IrpoolError, OracleRefused, UsageError, Where
-from .geometry import PoolPlan, plan
-from .kernel import empty_windows, pool
+from .geometry import PoolPlan, for_dtype
+from .kernel import pool
 from .model import Graph, Layer, format_shape
 from .oracles import openvino_rt, refusals
+from .run import declared, pool_held, run_qlinear
 from .shapes import PoolingLayer, infer
 
 Array = npt.NDArray[Any]
@@ -145,7 +146,8 @@ def rounding_bound(p: PoolPlan, x: Array, expected: Array) -> Array | None:
     taps = math.prod(a.window for a in p.axes)
     try:
         with np.errstate(invalid="ignore", over="ignore"):
-            largest, _ = pool(np.abs(x.astype(wide)), replace(p, reduce="max", indices=False))
+            largest_plan = for_dtype(replace(p, reduce="max", indices=False), wide)
+            largest, _ = pool(np.abs(x.astype(wide)), largest_plan)
     except IrpoolError:
         return None
     with np.errstate(invalid="ignore", over="ignore"):
@@ -234,16 +236,13 @@ def _values_of(
     like: np.dtype[Any] | None = None,
     indices_used: bool = True,
 ) -> tuple[PoolPlan, list[Array]]:
-    """The layer on x under a convention.  An f16 layer whose input openvino held in float32
-    (see openvino_rt.probe_layers) is computed in float32 and rounded to `like` once; an
-    integer layer that openvino runs in float32 is computed so (`indices_used` decides it for
-    a MaxPool-8/14, see Convention.integers_in_float32)."""
-    p = plan(pl.params, tuple(x.shape), convention, indices_used)
-    values, indices = pool(x, p)
-    if like is not None and like == np.float16 and values.dtype == np.float32:
-        with np.errstate(over="ignore"):
-            values = values.astype(np.float16)
-    return p, [values] + ([indices] if indices is not None else [])
+    """The layer on x under a convention, as openvino's probe shows it: an f16 layer whose
+    input openvino held in float32 (see openvino_rt.probe_layers) is computed in float32 and
+    rounded to `like` once; an integer layer that openvino runs in float32 is computed so
+    (`indices_used` decides it for a MaxPool-8/14, see Convention.integers_in_float32)."""
+    held = like if like is not None and like == np.float16 and x.dtype == np.float32 else None
+    p, outs, held = pool_held(pl.bound, x, held, None, False, convention, indices_used)
+    return p, [declared(outs[0], held), *outs[1:]]
 
 
 def _agrees(
@@ -266,46 +265,11 @@ def _agrees(
 
 
 def name_divergences(used: PoolPlan, matching: PoolPlan, x: Array) -> list[str]:
-    """The known divergences that separate two plans of the same layer (docs/semantics.md)."""
-    found = []
-    if used.output_shape != matching.output_shape:
-        found.append(
-            "D2: the last window starts in the right padding; "
-            f"{conv.get(matching.convention).title} keeps it ({matching.shape_rule}), "
-            f"{conv.get(used.convention).title} does not ({used.shape_rule})"
-            if matching.shape_rule == "ceil"
-            else "D2: the last window starts in the right padding; "
-            f"{conv.get(matching.convention).title} drops it"
-        )
-    if used.reduce == "mean" and used.divisor != matching.divisor:
-        dilated = any(a.dilation > 1 for a in used.axes)
-        overhang_on_unpadded = any(
-            a.pad_begin == 0 and a.pad_end == 0 and (a.out - 1) * a.stride + a.k_eff > a.size
-            for a in used.axes
-        )
-        key = "D1d" if dilated else "D1c" if overhang_on_unpadded else "D1"
-        found.append(
-            f"{key}: the include-pad divisor: {conv.get(matching.convention).title} uses "
-            f"'{matching.divisor}' ({matching.divisor_reason}); "
-            f"{conv.get(used.convention).title} uses '{used.divisor}'"
-        )
-    if used.pads != matching.pads:
-        found.append("D4: SAME pads from the dilated or the undilated kernel")
-    floating = x.dtype.kind == "f" or x.dtype.name == "bfloat16"
-    if (
-        used.reduce == "max"
-        and used.nan_max != matching.nan_max
-        and floating
-        and bool(np.isnan(x.astype(np.float32)).any())
-    ):
-        found.append(f"D8: NaN in a max window ({matching.nan_max} vs {used.nan_max})")
-    if used.reduce == "mean" and x.dtype.kind in "iu" and used.int_mean != matching.int_mean:
-        found.append(f"D9: integer mean rounding ({matching.int_mean} vs {used.int_mean})")
-    if used.empty != matching.empty and empty_windows(used) is not None:
-        found.append(f"empty windows: {matching.empty} vs {used.empty}")
-    if used.narrow_64bit != matching.narrow_64bit and x.dtype.itemsize == 8:
-        found.append("openvino's CPU plugin runs float64 as float32 and int64 as int32")
-    return found or ["the conventions differ in a switch this input does not exercise"]
+    """The known divergences that separate two plans of the same layer (the divergence
+    table)."""
+    from . import divergences
+
+    return divergences.between(used, matching, x)
 
 
 def mismatch_cells(got: Array, expected: Array, limit: int = 8) -> list[tuple[int, ...]]:
@@ -451,10 +415,8 @@ def compare_model(
             result.notes.append(skipped[pl.layer.name])
         allowance = None
         try:
-            if pl.spec.family == "QLinearAveragePool":
-                from .run import run_qlinear
-
-                used, q = run_qlinear(pl.layer, list(ins), cv)
+            if pl.spec.kind == "qlinear":
+                used, q = run_qlinear(pl.bound, list(ins), cv)
                 got = [q]
             else:
                 x = ins[0]
@@ -493,7 +455,7 @@ def compare_model(
             c.inferred = format_shape(pl.output_shape)
             result.outputs.append(c)
         result.passed = all(o.passed for o in result.outputs)
-        if not result.passed and pl.spec.family != "QLinearAveragePool":
+        if not result.passed and pl.spec.kind != "qlinear":
             oracle_name = "onnxruntime" if onnx_graph else "openvino"
             result.diagnosis = diagnose(
                 pl, x, outs, used, got, atol, rtol, oracle_name, rounding=onnx_graph

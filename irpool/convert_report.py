@@ -29,9 +29,10 @@ from .compare import (
     rounding_bound,
     select_layers,
 )
-from .errors import IrpoolError, OracleMissing, OracleRefused, UsageError, Where
+from .errors import IrpoolError, OracleMissing, OracleRefused, UsageError
 from .geometry import PoolPlan
 from .model import Graph
+from .ops import REGISTRY
 from .oracles import openvino_rt, refusals
 from .shapes import PoolingLayer, infer
 
@@ -84,60 +85,19 @@ class ConvertReport:
         return all(n.same for n in self.nodes)
 
 
-def _upstream_pooling(output: Any) -> str:
-    """The pooling op openvino placed at or above an output, described with its attributes."""
-    seen: set[str] = set()
-    frontier = [output.get_node()]
-    while frontier:
-        node = frontier.pop(0)
-        if node.get_friendly_name() in seen:
-            continue
-        seen.add(node.get_friendly_name())
-        if node.get_type_name() in ("AvgPool", "MaxPool"):
-            version = node.get_type_info().version_id.removeprefix("opset")
-            attrs = node.get_attributes()
-            keys = ("rounding_type", "exclude-pad", "auto_pad", "axis")
-            shown = ", ".join(f"{k}={attrs[k]}" for k in keys if k in attrs)
-            return f"{node.get_type_name()}-{version} ({shown})"
-        frontier.extend(node.input_value(i).get_node() for i in range(node.get_input_size()))
-    return "no pooling layer found upstream"
+def _divergence(pl: PoolingLayer, comparisons: list[OutputComparison], ov_layer: str) -> str:
+    """The divergence (from the table) that explains an unfaithful conversion of a node."""
+    from .divergences import Conversion, in_conversion
 
-
-def _divergence(
-    layer_op: str, attrs: Mapping[str, Any], comparisons: list[OutputComparison], ov_layer: str
-) -> str:
-    shapes_differ = any(not c.shape_ok for c in comparisons)
-    if layer_op == "QLinearAveragePool":
-        if shapes_differ and attrs.get("channels_last"):
-            return "D10b: openvino's front end ignores channels_last"
-        return (
-            "D10b: openvino's decomposition of QLinearAveragePool truncates instead of "
-            "rounding and wraps the integer subtraction of the zero point"
-        )
-    auto_pad = str(attrs.get("auto_pad", "NOTSET"))
-    dilations = [int(d) for d in attrs.get("dilations") or ()]
-    if auto_pad in ("SAME_UPPER", "SAME_LOWER") and any(d > 1 for d in dilations):
-        return (
-            f"D4: auto_pad={auto_pad} with dilations {dilations}: the node became {ov_layer}, "
-            "whose SAME pads come from the dilated kernel; onnxruntime takes them from the "
-            "undilated kernel"
-        )
-    if shapes_differ and attrs.get("ceil_mode"):
-        return (
-            f"D2c: the node became {ov_layer}, whose rounding keeps a last window starting "
-            "in the right padding; onnxruntime drops it"
-        )
-    if len(comparisons) > 1 and not comparisons[1].passed and attrs.get("storage_order"):
-        return (
-            "D6: for storage_order=1 openvino transposes the row-major index tensor instead "
-            "of computing column-major indices"
-        )
-    if layer_op == "AveragePool" and attrs.get("count_include_pad") and attrs.get("ceil_mode"):
-        return (
-            f"D1: the node became {ov_layer}; openvino divides windows reaching the ceil "
-            "overhang by the whole kernel"
-        )
-    return "no known divergence explains the difference: a runtime or irpool bug"
+    facts = Conversion(
+        kind=pl.spec.kind,
+        family=pl.spec.family,
+        attrs=pl.layer.attrs,
+        shapes_differ=any(not c.shape_ok for c in comparisons),
+        indices_differ=len(comparisons) > 1 and not comparisons[1].passed,
+        openvino_layer=ov_layer,
+    )
+    return in_conversion(facts)
 
 
 @dataclass
@@ -154,15 +114,11 @@ def _tensor_names(port_names: Sequence[str]) -> str:
     return port_names[0] if port_names and port_names[0] else ""
 
 
-PASS_THROUGH = ("Identity", "Dropout")
-"""Ops that hand their input on at inference; openvino's front end removes them, and the
-tensor they wrote takes the place of the one they read (measured on inception_v1, whose last
-AveragePool output is read by a Dropout)."""
-
-
 def _find_tensor(graph: Graph, by_tensor: Mapping[str, Any], name: str) -> Any:
     """The converted model's output holding ONNX tensor `name`, also when a pass-through op
-    downstream lent it its own name; None when there is none."""
+    downstream (Identity, Dropout: openvino's front end removes them) lent it its own name
+    (measured on inception_v1, whose last AveragePool output is read by a Dropout); None when
+    there is none."""
     seen = set()
     while name and name not in seen:
         if name in by_tensor:
@@ -173,48 +129,27 @@ def _find_tensor(graph: Graph, by_tensor: Mapping[str, Any], name: str) -> Any:
             for la in graph.layers
             if la.inputs and la.inputs[0].names[:1] == (name,) and la.outputs
         ]
-        if len(readers) != 1 or readers[0].type not in PASS_THROUGH:
+        if len(readers) != 1 or REGISTRY.role(readers[0]) != "identity":
             return None
         name = _tensor_names(readers[0].outputs[0].names)
     return None
 
 
 def _run_converted(
-    graph: Graph, converted: Any, nodes: list[_Node], inputs: Mapping[str, Array]
-) -> dict[tuple[str, int], Array]:
-    """Run the converted model with every wanted tensor as an output; values by source."""
-    ov = openvino_rt.load()
-    from openvino import opset1
-
-    wanted: list[Any] = []
+    converted: Any, nodes: list[_Node], inputs: Mapping[str, Array]
+) -> dict[tuple[str, int, bool], Array]:
+    """Run the converted model with every wanted tensor as an output (f16 node inputs read as
+    the plugin holds them); values by source and whether read as held (node inputs)."""
+    taps: list[Any] = []
+    held: list[bool] = []
     for node in nodes:
-        for i, source in enumerate(node.inputs):
-            if source is not None and source.get_element_type() == ov.Type.f16:
-                # at f32 precision the plugin holds f16 tensors in float32 between layers:
-                # read the value the node really gets (see openvino_rt.probe_layers)
-                node.inputs[i] = opset1.convert(source, "f32").output(0)
-        wanted.extend(o for o in (*node.inputs, *node.outputs) if o is not None)
-    if wanted:
-        converted.add_outputs(wanted)
-    position: dict[tuple[str, int], int] = {}
-    for i, result in enumerate(converted.get_results()):
-        src = result.input(0).get_source_output()
-        position.setdefault((src.get_node().get_friendly_name(), src.get_index()), i)
-    compiled = openvino_rt.compile_model(converted)
-    request = compiled.create_infer_request()
-    for param in converted.get_parameters():
-        aliases = {param.get_friendly_name(), *param.output(0).get_names()}
-        key = next((n for n in sorted(aliases) if n in inputs), None)
-        if key is None:
-            raise UsageError(
-                f"no input array for openvino's Parameter {param.get_friendly_name()!r}",
-                Where(file=graph.path),
-            )
-        request.set_tensor(param.output(0), openvino_rt.to_tensor(inputs[key]))
-    request.infer()
+        ins = [o for o in node.inputs if o is not None]
+        outs = [o for o in node.outputs if o is not None]
+        taps += ins + outs
+        held += [True] * len(ins) + [False] * len(outs)
+    values = openvino_rt.probe(converted, taps, inputs, held=held)
     return {
-        key: openvino_rt.from_tensor(request.get_output_tensor(index))
-        for key, index in position.items()
+        (*_key(tap), reads): value for tap, reads, value in zip(taps, held, values, strict=True)
     }
 
 
@@ -226,10 +161,10 @@ def _onnx_meaning(
     pl: PoolingLayer, ins: list[Array | None], like: np.dtype[Any] | None
 ) -> tuple[PoolPlan, list[Array], Array]:
     """The node under irpool's onnx convention: (plan, outputs, the input the plan ran on)."""
-    if pl.spec.family == "QLinearAveragePool":
+    if pl.spec.kind == "qlinear":
         from .run import run_qlinear
 
-        used, q = run_qlinear(pl.layer, ins, "onnx")
+        used, q = run_qlinear(pl.bound, ins, "onnx")
         x = ins[0]
         assert x is not None
         return used, [q], x
@@ -251,10 +186,10 @@ def convert_report(
     """Convert the ONNX model with openvino and compare every (or each named) pooling node.
     Float means may also differ by summation-order rounding (compare.rounding_bound) unless
     `exact`."""
-    ov = openvino_rt.load()
+    openvino_rt.load()
     pooling = select_layers(graph, infer(graph).pooling, layers)
     with refusals("openvino", graph.path):
-        converted = ov.convert_model(graph.path)
+        converted = openvino_rt.convert(graph.path)
     by_tensor: dict[str, Any] = {}
     for op in converted.get_ordered_ops():
         for out in op.outputs():
@@ -271,7 +206,7 @@ def convert_report(
         outs = [_find_tensor(graph, by_tensor, n) for n in names]
         nodes.append(_Node(pl, ins, outs, names))
     with refusals("openvino", graph.path):
-        values = _run_converted(graph, converted, nodes, inputs)
+        values = _run_converted(converted, nodes, inputs)
     report = ConvertReport(
         graph.path, openvino_rt.version(), [], atol=atol, rtol=rtol, rounding=not exact
     )
@@ -341,7 +276,7 @@ def _ask_onnxruntime(
 def _node_report(
     graph: Graph,
     node: _Node,
-    values: Mapping[tuple[str, int], Array],
+    values: Mapping[tuple[str, int, bool], Array],
     atol: float,
     rtol: float,
     exact: bool,
@@ -349,7 +284,9 @@ def _node_report(
 ) -> NodeReport:
     pl, layer = node.pl, node.pl.layer
     present = [o for o in node.outputs if o is not None]
-    ov_layer = _upstream_pooling(present[0]) if present else "not found in the converted model"
+    ov_layer = (
+        openvino_rt.upstream_pooling(present[0]) if present else "not found in the converted model"
+    )
     report = NodeReport(layer.label, pl.spec.label, dict(layer.attrs), ov_layer)
     report.onnxruntime = checked.get(layer.label)
     ins: list[Array | None] = []
@@ -360,14 +297,14 @@ def _node_report(
         elif name in graph.initializers:
             ins.append(np.asarray(graph.initializers[name]))
         elif source is not None:
-            ins.append(values[_key(source)])
+            ins.append(values[(*_key(source), True)])
         else:
             report.same = False
             report.error = f"its input tensor {name!r} is not in openvino's converted model"
             return report
     like = None
     if node.outputs and node.outputs[0] is not None:
-        like = values[_key(node.outputs[0])].dtype
+        like = values[(*_key(node.outputs[0]), False)].dtype
     try:
         used, want, x = _onnx_meaning(pl, ins, like)
     except IrpoolError as e:
@@ -378,11 +315,11 @@ def _node_report(
         if out is None or k >= len(want):
             report.missing.append(name)
             continue
-        got = values[_key(out)]
+        got = values[(*_key(out), False)]
         expected = want[k]
         exact_k = k > 0 or expected.dtype.kind in "iu"
         allowance = None
-        if k == 0 and not exact and pl.spec.family != "QLinearAveragePool":
+        if k == 0 and not exact and pl.spec.kind != "qlinear":
             allowance = rounding_bound(used, x, expected)
         c = compare_arrays(
             "values" if k == 0 else "indices", got, expected, atol, rtol, exact_k, allowance
@@ -395,10 +332,10 @@ def _node_report(
     )
     converted_same = not report.missing and all(c.passed for c in report.outputs)
     if not converted_same:
-        report.divergence = _divergence(layer.type, layer.attrs, report.outputs, ov_layer)
+        report.divergence = _divergence(pl, report.outputs, ov_layer)
         first = report.outputs[0] if report.outputs else None
         if first is not None and first.shape_ok:
-            report.cells = mismatch_cells(values[_key(node.outputs[0])], want[0])
+            report.cells = mismatch_cells(values[(*_key(node.outputs[0]), False)], want[0])
     return report
 
 

@@ -19,12 +19,13 @@ import numpy as np
 import numpy.typing as npt
 
 from . import conventions as conv
+from . import divergences
 from .arrays import check_elements
 from .errors import IrpoolError, UsageError, Where
-from .geometry import AxisPlan, PoolParams, PoolPlan, pads_formula, plan, size_formula
+from .geometry import AxisPlan, PoolPlan, pads_formula, size_formula
 from .kernel import divisor
-from .model import Graph, format_shape
-from .shapes import PoolingLayer, convention_of, infer
+from .model import Graph, format_shape, numpy_dtype
+from .shapes import PoolingLayer, infer
 
 SCHEMA = "irpool.explain/1"
 SYSTEMS = {"openvino": "OpenVINO", "onnx": "onnxruntime", "torch": "PyTorch"}
@@ -78,6 +79,8 @@ class LayerReport:
     conventions: dict[str, str] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
     plan: PoolPlan | None = None
+    divergences: list[str] = field(default_factory=list)
+    """The known divergences this layer exercises (ids of the divergence table)."""
 
 
 TAPS_SHOWN = 16
@@ -204,14 +207,26 @@ def divisor_at(p: PoolPlan, table: DivisorTable, index: tuple[int, ...]) -> floa
     return value
 
 
-def _plans(params: PoolParams, shape: tuple[int, ...]) -> dict[str, PoolPlan | str]:
+def _plans(pl: PoolingLayer, shape: tuple[int, ...], dtype: str) -> dict[str, PoolPlan | str]:
     plans: dict[str, PoolPlan | str] = {}
     for name in conv.CONVENTIONS:
         try:
-            plans[name] = plan(params, shape, name)
+            plans[name] = pl.bound.plan(shape, dtype, name)
         except IrpoolError as e:
             plans[name] = e.message
     return plans
+
+
+def data_dtype(pl: PoolingLayer) -> str:
+    """The dtype a layer's data has (its input port's element type; float32 where the file
+    does not say, or names a type irpool cannot hold)."""
+    port = pl.layer.inputs[0] if pl.layer.inputs else None
+    if port is None or port.element_type is None:
+        return "float32"
+    try:
+        return str(numpy_dtype(port.element_type).name)
+    except IrpoolError:
+        return "float32"
 
 
 def _where(a: AxisPlan, j: int) -> str:
@@ -295,10 +310,11 @@ def explain_layer(
     the element limit (`max_elements`, else IRPOOL_MAX_ELEMENTS) is refused with a LimitError
     before any window is looked at."""
     layer = pl.layer
-    name = convention or convention_of(layer).name
+    name = convention or pl.bound.convention.name
     check_elements(tuple(input_shape), "the input", max_elements)
-    p = plan(pl.params, input_shape, name)
-    others = _plans(pl.params, input_shape)
+    dtype = data_dtype(pl)
+    p = pl.bound.plan(input_shape, dtype, name)
+    others = _plans(pl, input_shape, dtype)
     for other in others.values():
         if isinstance(other, PoolPlan):
             what = f"the output under the {other.convention} convention"
@@ -319,6 +335,7 @@ def explain_layer(
         notes=list(pl.notes),
         plan=p,
     )
+    report.divergences = divergences.touched(pl.bound.params_for(len(input_shape)), p)
     if p.reduce == "max":
         report.notes.append(f"NaN in a window: {NAN_MAX_TEXT[p.nan_max]}")
     if p.float_refusal is not None:
@@ -326,13 +343,14 @@ def explain_layer(
     cv = conv.get(name)
     classified = [_classify(a) for a in p.axes]
     for i, (a, (padded, overhang, empty)) in enumerate(zip(p.axes, classified, strict=True)):
-        written = pl.params.pads[i]
-        if pl.params.auto_pad in ("same_upper", "same_lower"):
-            upper = pl.params.auto_pad == "same_upper"
+        params = pl.bound.params
+        written = params.pads[i]
+        if params.auto_pad in ("same_upper", "same_lower"):
+            upper = params.auto_pad == "same_upper"
             pads_text = pads_formula(
                 a.size, a.window, a.stride, a.dilation, a.pad_begin, a.pad_end, upper, cv
             )
-        elif pl.params.auto_pad == "valid":
+        elif params.auto_pad == "valid":
             pads_text = "valid: pads 0, 0"
         else:
             pads_text = f"explicit: pads {a.pad_begin}, {a.pad_end}"
@@ -454,6 +472,9 @@ def format_report(r: LayerReport) -> str:
             if b.note:
                 lines.append(f"      note: {b.note}")
     lines.append("  other conventions: " + "; ".join(f"{k}: {v}" for k, v in r.conventions.items()))
+    for key in r.divergences:
+        d = divergences.BY_ID[key]
+        lines.append(f"  divergence {key}: {d.title} ({d.separates})")
     for note in r.notes:
         lines.append(f"  note: {note}")
     return "\n".join(lines)
@@ -511,5 +532,6 @@ def to_json(r: LayerReport) -> dict[str, Any]:
             for b in r.borders
         ],
         "conventions": r.conventions,
+        "divergences": r.divergences,
         "notes": r.notes,
     }

@@ -38,15 +38,17 @@ import numpy.typing as npt
 from . import __version__
 from .arrays import check_elements, load_arrays, mismatches, save_npy, save_npz
 from .cases import CASES, Case, IrLayer, ir_builder
+from .divergences import TABLE
 from .errors import IrpoolError, OutputError, UsageError, Where
 from .files import UMASK, atomic_write_text, is_temporary_file
 from .frontends.ir_writer import NetBuilder, int_list, ordered_data
 from .frontends.ir_xml import load, parse_text
-from .geometry import PoolParams, PoolPlan, same_pads
-from .kernel import bfloat16, empty_windows
-from .model import Graph, Layer, element_type_of_numpy
+from .geometry import PoolParams, PoolPlan
+from .kernel import empty_windows
+from .model import Graph, Layer, bfloat16, element_type_of_numpy, numpy_dtype
+from .ops import REGISTRY
 from .ops import openvino as ov_ops
-from .run import _numpy_dtype, run_graph
+from .run import run_graph
 from .shapes import infer
 
 Array = npt.NDArray[Any]
@@ -101,27 +103,6 @@ DEFAULT_RANGES: Mapping[str, tuple[float, float]] = {
     "i64": (-50000, 50000),
 }
 
-DIVERGENCES: Mapping[str, str] = {
-    "D1": "padding counted with a non-zero pad: openvino divides windows that reach into the "
-    "ceil overhang by the full kernel volume (onnxruntime and PyTorch do not count the overhang)",
-    "D1c": "as D1, on an axis without padding: openvino's include-pad switch is global",
-    "D1d": "as D1, with dilations",
-    "D2": "a last window that starts in the right padding is kept by rounding_type=ceil "
-    "(onnxruntime and PyTorch drop it)",
-    "D3": "openvino's PyTorch front end writes avg_pool2d(ceil_mode=True, count_include_pad=True) "
-    "as this AvgPool-14 ceil_torch layer, whose divisor differs from PyTorch's (D1 in practice)",
-    "D4": "same_upper/same_lower with dilations: pads from the dilated kernel (onnxruntime uses "
-    "the undilated one)",
-    "D5": "same_upper/same_lower with rounding_type=ceil keeps a window beyond the input",
-    "D7": "MaxPool indices: flat over the tensor (axis 0) or per (N, C) plane (axis 2) differ",
-    "D8": "NaN in a max window: openvino never selects it",
-    "D9": "integer mean exactly halfway: openvino rounds half to even (PyTorch truncates)",
-    "D11": "a pad at least as large as the dilated window: a window wholly in the padding",
-    "D13": "an example of the AvgPool-1 specification whose declared output shape is wrong",
-    "D14": "auto_pad=valid with ceil: more outputs than the specification's formula says",
-    "D15": "MaxPool with dilations and rounding_type=ceil: one more output than PyTorch",
-}
-"""The named divergences of docs/semantics.md that a fixture can exercise."""
 
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 
@@ -282,7 +263,7 @@ def random_input(
 ) -> Array:
     """A deterministic random input within [low, high]: floats are multiples of 1/16 that the
     element type holds, integers whole numbers."""
-    dtype = _numpy_dtype(element_type)
+    dtype = numpy_dtype(element_type)
     low, high = input_range(element_type, value_range)
     rng = _case_rng(seed, name)
     if dtype.kind in "iu":
@@ -306,63 +287,24 @@ def random_input(
 def _input_of(spec: FixtureSpec, seed: int) -> Array:
     if spec.array is not None:
         return spec.array
-    dtype = _numpy_dtype(spec.element_type)
+    dtype = numpy_dtype(spec.element_type)
     if spec.given is not None:
         return np.asarray(np.array(spec.given, dtype=np.float64).astype(dtype).reshape(spec.shape))
     return random_input(spec.shape, spec.element_type, seed, spec.name, spec.input_range)
 
 
 def exercised(params: PoolParams, plan: PoolPlan, x: Array) -> list[str]:
-    """The named divergences (DIVERGENCES) this layer and input exercise, from the plan's
-    integers: where openvino's numbers or shapes differ from another runtime's, or from the
-    specification's formulas."""
-    found: set[str] = set()
-    for a in plan.axes:
-        last_start = (a.out - 1) * a.stride - a.pad_begin
-        if plan.shape_rule == "ceil" and last_start >= a.size:
-            found.add("D2")
-            if params.auto_pad in ("same_upper", "same_lower"):
-                found.add("D5")
-            if plan.reduce == "max" and a.dilation > 1:
-                found.add("D15")
-        if plan.divisor == "full" and last_start + a.k_eff > a.size + a.pad_end:
-            padded = a.pad_begin > 0 or a.pad_end > 0
-            found.add("D1d" if a.dilation > 1 else "D1" if padded else "D1c")
-        if params.auto_pad == "explicit" and max(a.pad_begin, a.pad_end) >= a.k_eff:
-            found.add("D11")
-        if params.auto_pad == "valid" and plan.shape_rule != "floor":
-            spec_formula = -(-(a.size - a.k_eff + 1) // a.stride)
-            if a.out != spec_formula:
-                found.add("D14")
-    if params.auto_pad in ("same_upper", "same_lower"):
-        upper = params.auto_pad == "same_upper"
-        for a in plan.axes:
-            undilated = same_pads(a.size, a.window, a.stride, 1, upper, clamp=False)
-            if a.dilation > 1 and undilated != (a.pad_begin, a.pad_end):
-                found.add("D4")
-    if plan.indices and plan.input_shape[0] * plan.input_shape[1] > 1:
-        found.add("D7")
-    floating = x.dtype.kind == "f" or x.dtype.name == "bfloat16"
-    if plan.reduce == "max" and floating and bool(np.isnan(x.astype(np.float32)).any()):
-        found.add("D8")
-    if plan.reduce == "mean" and x.dtype.kind in "iu" and _has_half_means(x, plan):
-        found.add("D9")
-    return sorted(found, key=_divergence_order)
+    """The named divergences this layer and input exercise (the divergence table): where
+    openvino's numbers or shapes differ from another runtime's, or from the specification's
+    formulas."""
+    from .divergences import touched
+
+    return sorted(touched(params, plan, x), key=_divergence_order)
 
 
 def _divergence_order(key: str) -> tuple[int, str]:
     m = re.match(r"D(\d+)(.*)", key)
     return (int(m.group(1)), m.group(2)) if m else (10**6, key)
-
-
-def _has_half_means(x: Array, plan: PoolPlan) -> bool:
-    """Whether some window's exact mean ends in .5 (integer inputs, float32 exact here)."""
-    from .kernel import pool
-
-    with np.errstate(invalid="ignore", divide="ignore"):
-        means, _ = pool(x.astype(np.float32), plan)
-        frac = np.abs(means.astype(np.float64) % 1.0)
-    return bool(np.any(frac == 0.5))
 
 
 def build(spec: FixtureSpec, seed: int) -> Built:
@@ -372,10 +314,11 @@ def build(spec: FixtureSpec, seed: int) -> Built:
     graph = parse_text(net.xml(), f"{spec.name}/{MODEL}")
     x = _input_of(spec, seed)
     result = run_graph(graph, {"x": x})
-    pl = infer(graph).pooling[0]
+    bound = result.bound[LAYER]
     plan = result.plans[LAYER]
+    params = bound.params_for(x.ndim)
     divergences = sorted(
-        set(spec.divergences) | set(exercised(pl.params, plan, x)), key=_divergence_order
+        set(spec.divergences) | set(exercised(params, plan, x)), key=_divergence_order
     )
     outputs = dict(result.outputs)
     empty = empty_windows(plan)
@@ -387,7 +330,7 @@ def build(spec: FixtureSpec, seed: int) -> Built:
         "origin": spec.origin,
         "op": spec.op,
         "version": f"opset{spec.opset}",
-        "op_version": pl.spec.label,
+        "op_version": bound.spec.label,
         "attributes": dict(ordered_data(spec.op, spec.data)),
         "element_type": spec.element_type,
         "dtype": x.dtype.name,
@@ -427,7 +370,7 @@ def _input_record(spec: FixtureSpec, seed: int) -> dict[str, Any]:
     if spec.given is not None:
         return {"source": "table"}
     low, high = input_range(spec.element_type, spec.input_range)
-    kind = "integers" if _numpy_dtype(spec.element_type).kind in "iu" else "multiples of 1/16"
+    kind = "integers" if numpy_dtype(spec.element_type).kind in "iu" else "multiples of 1/16"
     return {
         "source": "random",
         "seed": seed,
@@ -1151,12 +1094,12 @@ def model_cases(
     graph = load(path)
     if graph.fragment:
         raise UsageError(f"{path} holds layer fragments; --from needs a full net")
-    pooling = [la for la in graph.layers if ov_ops.is_pooling(la.type)]
+    pooling = [la for la in graph.layers if REGISTRY.is_pooling(la)]
     layers = [find_layer(graph, n) for n in names] if names else pooling
     if not layers:
         raise UsageError(f"{path} has no pooling layer (AvgPool, MaxPool)")
     for layer in layers:
-        if not ov_ops.is_pooling(layer.type):
+        if not REGISTRY.is_pooling(layer):
             raise UsageError(
                 f'layer "{layer.label}" is of type {layer.type}; --layer takes pooling layers '
                 f"(AvgPool, MaxPool): {', '.join(la.label for la in pooling) or 'none'}"
@@ -1190,7 +1133,7 @@ def model_cases(
             shape, et = _declared_input(graph, layer)
             array = random_input(shape, et, seed, name)
             low, high = input_range(et)
-            kind = "integers" if _numpy_dtype(et).kind in "iu" else "multiples of 1/16"
+            kind = "integers" if numpy_dtype(et).kind in "iu" else "multiples of 1/16"
             source.update(source="random", low=float(low), high=float(high), values=kind)
             if use_openvino:
                 source["why"] = why.get(label, "openvino is not installed")
@@ -1254,38 +1197,12 @@ def _inputs_in_openvino(
 ) -> tuple[dict[str, Array], list[str]]:
     """Run the whole model in openvino and return the tensor feeding each named layer (as its
     element type says: f16 rounded); and the names openvino's graph does not have (it drops
-    layers that reach no Result).  Only the layers' inputs become extra outputs: asking for
-    a MaxPool-8/14's unused indices would move it to another implementation of the CPU
-    plugin, one that fails without dilations or with bfloat16 (measured, 2026.4.1)."""
+    layers that reach no Result).  Only the layers' inputs are asked for (see
+    openvino_rt.probe_layers)."""
     from .oracles import openvino_rt
 
-    model = openvino_rt.read_path(path)
-    ops = {op.get_friendly_name(): op for op in model.get_ordered_ops()}
-    missing = [name for name in labels if name not in ops]
-    feeding = {name: ops[name].input(0).get_source_output() for name in labels if name in ops}
-    model.add_outputs(list(feeding.values()))
-    position: dict[tuple[str, int], int] = {}
-    for i, result in enumerate(model.get_results()):
-        source = result.input(0).get_source_output()
-        position.setdefault((source.get_node().get_friendly_name(), source.get_index()), i)
-    compiled = openvino_rt.compile_model(model)
-    request = compiled.create_infer_request()
-    for param in model.get_parameters():
-        names = {param.get_friendly_name(), *param.output(0).get_names()}
-        key = next((n for n in sorted(names) if n in inputs), None)
-        if key is None:
-            raise UsageError(f"no random input for openvino's Parameter {sorted(names)[0]!r}")
-        request.set_tensor(param.output(0), openvino_rt.to_tensor(inputs[key]))
-    request.infer()
-    found = {
-        name: openvino_rt.from_tensor(
-            request.get_output_tensor(
-                position[(source.get_node().get_friendly_name(), source.get_index())]
-            )
-        )
-        for name, source in feeding.items()
-    }
-    return found, missing
+    found, missing = openvino_rt.probe_layers(path, list(labels), inputs, held=False, outputs=False)
+    return {name: ins[0] for name, (ins, _) in found.items()}, missing
 
 
 def _declared_input(graph: Graph, layer: Layer) -> tuple[tuple[int, ...], str]:
@@ -1734,7 +1651,7 @@ def _index(
         "verification": dict(verification) if verification else None,
         "counts": counts,
         "reasons": reasons,
-        "divergences": {k: DIVERGENCES[k] for k in sorted(DIVERGENCES, key=_divergence_order)},
+        "divergences": {d.id: d.explained for d in TABLE if d.explained},
         "skipped": [{"name": n, "reason": r} for n, r in skipped],
         "cases": entries,
     }

@@ -9,13 +9,16 @@ k_eff = (k - 1) * d + 1.  Window j covers input positions j*s - pb + t*d for t i
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Literal
+import math
+from dataclasses import dataclass, field, replace
+from typing import Any, Literal
+
+import numpy as np
 
 from . import conventions as conv
 from .conventions import Convention, EmptyIndex, IntMean, NanMax
-from .errors import ShapeError, SpecError
-from .model import Dim
+from .errors import InputError, ShapeError, SpecError
+from .model import Dim, Shape
 
 Reduce = Literal["max", "mean"]
 AutoPad = Literal["explicit", "same_upper", "same_lower", "valid"]
@@ -24,12 +27,14 @@ ShapeRule = Literal["floor", "ceil", "ceil_drop"]
 Divisor = Literal["none", "in_input", "declared", "full"]
 Empty = Literal["openvino", "nan", "zero", "lowest", "-inf"]
 Pads = tuple[tuple[int, int], ...]
+SumOrder = Literal["row_major"]
 
-SHAPE_RULE_TEXT: dict[ShapeRule, str] = {
-    "floor": "floor",
-    "ceil": "ceil (a last window starting in the right padding is kept)",
-    "ceil_drop": "ceil, dropping a last window that would start in the right padding",
-}
+F32_LOWEST = float(np.finfo(np.float32).min)
+BF16_LOWEST = float(np.array([0xFF7F0000], dtype=np.uint32).view(np.float32)[0])
+"""The lowest finite bfloat16, -3.3895e38."""
+FLOAT_DTYPES = ("float64", "float32", "float16", "bfloat16")
+INT_DTYPES = ("int8", "uint8", "int32", "int64")
+MLAS_POLICIES = ("mlas_generic", "mlas_global", "mlas_2d", "mlas_3d")
 
 
 @dataclass(frozen=True)
@@ -253,6 +258,15 @@ class AxisPlan:
         """Taps within the declared pads (the ceil overhang beyond pad_end not counted)."""
         return sum(1 for p in self.taps(j) if -self.pad_begin <= p < self.size + self.pad_end)
 
+    def has_empty(self) -> bool:
+        """Whether some window of the axis has no tap inside the input."""
+        start = np.arange(self.out, dtype=np.int64) * self.stride - self.pad_begin
+        inside = np.zeros(self.out, dtype=bool)
+        for t in range(self.window):
+            pos = start + t * self.dilation
+            inside |= (pos >= 0) & (pos < self.size)
+        return not bool(inside.all())
+
     def tap_range(self, t: int) -> tuple[int, int]:
         """Half-open range of windows j whose tap t lies inside the input."""
         offset = t * self.dilation - self.pad_begin
@@ -288,6 +302,26 @@ class PoolPlan:
     float_refusal: str | None = None
     """Why the runtime of the convention refuses this layer for float32/float16 data (onnxruntime's
     MLAS kernels take no negative pads, D5); other element types are computed."""
+    dtype: str = "float32"
+    """numpy name of the arrays the plan takes (and gives back): float32, bfloat16, int8, ..."""
+    compute: str = "float32"
+    """numpy name of the type the kernel computes in (float16/bfloat16 in float32, float64 and
+    int64 narrowed to 32 bits by openvino's CPU plugin, integer means in int32 or int64)."""
+    nan_rule: NanMax = "ignore"
+    """The NaN rule the kernel applies to this dtype: `nan_max`, except that onnxruntime's MLAS
+    kernels serve float32/float16 only (other types take its reference loop, 'first') and its
+    generic MLAS loop is the 'ignore' rule."""
+    max_start: float | int = F32_LOWEST
+    """The value every max starts from (openvino: the lowest finite value of the compute type;
+    bfloat16 layers with an empty window: bfloat16's own lowest, measured)."""
+    empty_value: float | int = F32_LOWEST
+    """The value of a max window without any tap in the input."""
+    sum_order: SumOrder = "row_major"
+    """The order window sums are accumulated in: every tap in row-major window order from +0.0
+    (openvino; irpool's other conventions use it too, within a stated bound for onnxruntime)."""
+    via: PoolPlan | None = None
+    """Integer data that the runtime pools in float32 (`integers_in_float32`): the float32 plan
+    it runs as; the results are rounded back half to even and saturated."""
 
     @property
     def output_shape(self) -> tuple[int, ...]:
@@ -371,13 +405,122 @@ def resolve_pads(params: PoolParams, sizes: tuple[int, ...], convention: Convent
     return tuple(axis_pads(params, i, n, convention) for i, n in enumerate(sizes))
 
 
+def axis_plan(params: PoolParams, axis: int, n: int, convention: Convention) -> AxisPlan:
+    """One static spatial axis resolved: pads after auto_pad, the output size under the
+    convention's rule, and the errors the runtime raises for it (the one derivation `plan` and
+    shape inference share)."""
+    k, s, d = params.window[axis], params.strides[axis], params.dilations[axis]
+    pb, pe = axis_pads(params, axis, n, convention)
+    if not convention.onnxruntime_sizes:
+        check_axis(params, axis, n, pb, pe)
+    rule = shape_rule(params.rounding, convention)
+    out = out_size(n, dilated(k, d), s, pb, pe, rule, truncate=convention.onnxruntime_sizes)
+    if out < 0:
+        raise ShapeError(
+            f"output size {out} at axis {axis} is negative (window {dilated(k, d)}, input {n}, "
+            f"pads {pb}, {pe}); onnxruntime refuses it"
+        )
+    return AxisPlan(n, k, s, d, pb, pe, out)
+
+
+def axis_formula(params: PoolParams, a: AxisPlan, convention: Convention) -> str:
+    """How an axis's output size comes about, with its numbers: the SAME pads when auto_pad
+    computes them, then the size formula."""
+    rule = shape_rule(params.rounding, convention)
+    text = size_formula(
+        a.size,
+        a.window,
+        a.stride,
+        a.dilation,
+        a.pad_begin,
+        a.pad_end,
+        rule,
+        a.out,
+        truncate=convention.onnxruntime_sizes,
+    )
+    if params.auto_pad in ("same_upper", "same_lower"):
+        upper = params.auto_pad == "same_upper"
+        pads = pads_formula(
+            a.size, a.window, a.stride, a.dilation, a.pad_begin, a.pad_end, upper, convention
+        )
+        return f"{pads}; {text}"
+    if params.auto_pad == "valid":
+        return "valid: pads 0, 0; " + text
+    return text
+
+
+def infer_shape(
+    params: PoolParams,
+    input_shape: Shape | None,
+    convention: Convention,
+    unknown: tuple[bool, ...] = (),
+) -> tuple[Shape | None, tuple[str, ...]]:
+    """Output shape and per-axis formulas for an input shape of interval dims (None: dynamic
+    rank), as openvino's shape inference computes them: a static axis through `axis_plan`, a
+    non-static one on its bounds (`out_dim`).  `unknown` marks input dims written as -1.  A
+    static input is also planned, so that shape inference refuses what `plan` refuses."""
+    check_params(params, params.rank if input_shape is None else len(input_shape) - 2)
+    if input_shape is None:
+        return tuple(Dim.dynamic() for _ in range(2 + params.rank)), ()
+    batch, channels = input_shape[0], input_shape[1]
+    if batch.is_static and batch.lo == 0:
+        raise ShapeError("Batch size is zero; expected N >= 1")
+    if channels.is_static and channels.lo == 0:
+        raise ShapeError("Channel count is zero; expected C >= 1")
+    rule = shape_rule(params.rounding, convention)
+    dims: list[Dim] = [batch, channels]
+    formulas: list[str] = []
+    for i, n in enumerate(input_shape[2:]):
+        if n.is_static:
+            a = axis_plan(params, i, n.lo, convention)
+            dims.append(Dim.of(a.out))
+            formulas.append(axis_formula(params, a, convention))
+            continue
+        dim = out_dim(params, i, n, rule, convention)
+        written = 2 + i < len(unknown) and unknown[2 + i]
+        formulas.append(_interval_formula(params, i, n, rule, convention, dim, written))
+        dims.append(dim)
+    if all(d.is_static for d in input_shape):
+        plan(params, tuple(d.lo for d in input_shape), convention)
+    return tuple(dims), tuple(formulas)
+
+
+def _interval_formula(
+    params: PoolParams,
+    i: int,
+    n: Dim,
+    rule: ShapeRule,
+    convention: Convention,
+    dim: Dim,
+    unknown: bool = False,
+) -> str:
+    """The formula on each bound of a non-static dim, ending in the bounds of `dim` (out_dim's
+    result, which clamps a negative span at 0 as openvino does on interval bounds).  An
+    `unknown` dim (written -1) is said to be one."""
+    shown_n = f"{n} (written -1: openvino may know narrower bounds)" if unknown else str(n)
+    if params.auto_pad in ("same_upper", "same_lower"):
+        return f"{params.auto_pad} on the non-static dim {shown_n}: the pads differ per size, so ?"
+    pb, pe = axis_pads(params, i, n.lo, convention)
+    k, s, d = params.window[i], params.strides[i], params.dilations[i]
+    parts = [f"on the bounds of {shown_n}:"]
+    for name, bound, out in (("lower", n.lo, dim.lo), ("upper", n.hi, dim.hi)):
+        if bound is None or out is None:
+            parts.append(f"{name} unbounded")
+        else:
+            shown = size_formula(bound, k, s, d, pb, pe, rule, out)
+            parts.append(f"{name} {shown}")
+    return " ".join(parts[:1]) + " " + "; ".join(parts[1:])
+
+
 def plan(
     params: PoolParams,
     input_shape: tuple[int, ...],
     convention: Convention | str = "openvino",
     indices_used: bool = True,
+    dtype: str | np.dtype[Any] = "float32",
 ) -> PoolPlan:
-    """Resolve an op's parameters and a static input shape (N, C, *spatial) into a PoolPlan.
+    """Resolve an op's parameters, a static input shape (N, C, *spatial) and the dtype of the
+    data into a PoolPlan.
 
     `indices_used`: whether the model consumes a MaxPool-8/14's indices output (OpenVINO
     computes integer layers differently then, see Convention.integers_in_float32)."""
@@ -394,28 +537,17 @@ def plan(
     if input_shape[1] == 0:
         raise ShapeError("Channel count is zero; expected C >= 1")
     sizes = tuple(input_shape[2:])
-    pads = resolve_pads(params, sizes, cv)
     rule = shape_rule(params.rounding, cv)
-    axes: list[AxisPlan] = []
-    for i, (n, k, s, d, (pb, pe)) in enumerate(
-        zip(sizes, params.window, params.strides, params.dilations, pads, strict=True)
-    ):
-        if not cv.onnxruntime_sizes:
-            check_axis(params, i, n, pb, pe)
-        out = out_size(n, dilated(k, d), s, pb, pe, rule, truncate=cv.onnxruntime_sizes)
-        if out < 0:
-            raise ShapeError(
-                f"output size {out} at axis {i} is negative (window {dilated(k, d)}, input {n}, "
-                f"pads {pb}, {pe}); onnxruntime refuses it"
-            )
-        axes.append(AxisPlan(n, k, s, d, pb, pe, out))
+    axes = [axis_plan(params, i, n, cv) for i, n in enumerate(sizes)]
+    pads = tuple((a.pad_begin, a.pad_end) for a in axes)
     divisor, reason = _divisor(params, pads, cv)
     if params.reduce == "max":
         empty: Empty = "lowest" if cv.empty_max == "lowest" else "-inf"
     else:
         empty = cv.empty_mean
-    # MLAS has no Indices output: a node that asks for them runs onnxruntime's own loop
+    # MLAS has no Indices output and no dilation: such a node runs onnxruntime's own loop
     mlas = cv.onnxruntime_kernels and params.onnxruntime_mlas and not params.indices
+    mlas = mlas and all(a.dilation == 1 for a in axes)
     nan_max: NanMax = cv.nan_max
     if mlas and params.reduce == "max":
         nan_max = mlas_max_kernel(tuple(axes))
@@ -423,7 +555,7 @@ def plan(
     keeps_integers = params.reduce == "max" and params.indices and indices_used
     in_float32 = cv.integers_in_float32 and not keeps_integers
     in_float32 = in_float32 and (input_shape[1] > 1 or any(a.dilation > 1 for a in axes))
-    return PoolPlan(
+    base = PoolPlan(
         op=params.op,
         convention=cv.name,
         input_shape=tuple(input_shape),
@@ -444,6 +576,74 @@ def plan(
         integers_in_float32=in_float32,
         float_refusal=refusal,
     )
+    return for_dtype(base, dtype)
+
+
+def for_dtype(base: PoolPlan, dtype: str | np.dtype[Any]) -> PoolPlan:
+    """The plan for data of one dtype: the type the kernel computes in, the NaN rule it applies,
+    where a max starts, and (integers pooled in float32) the float32 plan it runs as."""
+    name = dtype if isinstance(dtype, str) else str(np.dtype(dtype).name)
+    if name not in FLOAT_DTYPES + INT_DTYPES:
+        allowed = ", ".join(FLOAT_DTYPES + INT_DTYPES)
+        raise InputError(f"dtype {name} is not supported; expected one of {allowed}")
+    integer = name in INT_DTYPES
+    via = None
+    if integer and base.integers_in_float32:
+        via = for_dtype(replace(base, integers_in_float32=False), "float32")
+    compute = _compute_dtype(name, base)
+    start, empty = _max_start(name, compute, base)
+    return replace(
+        base,
+        dtype=name,
+        compute=compute,
+        nan_rule=_nan_rule(base.nan_max, name),
+        max_start=start,
+        empty_value=empty,
+        integers_in_float32=base.integers_in_float32 and integer,
+        via=via,
+    )
+
+
+def _compute_dtype(name: str, p: PoolPlan) -> str:
+    """The type the kernel works in for data of dtype `name`."""
+    if name in ("float16", "bfloat16", "float32"):
+        return "float32"
+    if name == "float64":
+        return "float32" if p.narrow_64bit else "float64"
+    if name == "int64" and p.narrow_64bit:
+        return "int32"
+    if p.reduce == "mean":
+        return "int64" if p.int_mean == "trunc" else "int32"
+    return name
+
+
+def _nan_rule(policy: NanMax, name: str) -> NanMax:
+    """onnxruntime's MLAS kernels are float32 ones (float16 runs through them in float32); other
+    types take its reference loop, the 'first' rule.  MLAS's generic loop, std::max from
+    lowest(), is the 'ignore' rule."""
+    if policy not in MLAS_POLICIES:
+        return policy
+    if name not in ("float32", "float16"):
+        return "first"
+    return "ignore" if policy == "mlas_generic" else policy
+
+
+def _max_start(name: str, compute: str, p: PoolPlan) -> tuple[float | int, float | int]:
+    """(start value of every max, value of a window without taps in the input).
+
+    The start is the lowest finite value of the compute type, as openvino's CPU plugin starts
+    (float16 outputs then show -inf where nothing beats it).  For bfloat16 input with an empty
+    window somewhere in the layer, that plugin switches to bfloat16's own lowest value for every
+    window (measured).  With the '-inf' rule an empty window is -inf."""
+    kind = np.dtype(compute).kind
+    lowest: float | int = (
+        float(np.finfo(compute).min) if kind == "f" else int(np.iinfo(compute).min)
+    )
+    if name == "bfloat16" and p.empty == "lowest" and any(a.has_empty() for a in p.axes):
+        lowest = BF16_LOWEST
+    if p.empty == "-inf" and kind == "f":
+        return lowest, -math.inf
+    return lowest, lowest
 
 
 MLAS_ROW_BUFFER = 2048 - 3

@@ -8,9 +8,12 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
-from .errors import IrParseError, Where
+import numpy as np
+
+from .errors import InputError, IrParseError, Where
 
 INT64_MAX = 2**63 - 1
 
@@ -193,6 +196,35 @@ def element_type_of_numpy(name: str) -> str | None:
     return _NUMPY_TO_ET.get(name)
 
 
+@lru_cache(maxsize=1)
+def bfloat16() -> np.dtype[Any] | None:
+    """numpy dtype of ml_dtypes.bfloat16, or None when ml_dtypes is not installed."""
+    try:
+        import ml_dtypes
+    except ImportError:
+        return None
+    dtype: np.dtype[Any] = np.dtype(ml_dtypes.bfloat16)
+    return dtype
+
+
+def numpy_dtype(element_type: str, where: Where | None = None) -> np.dtype[Any]:
+    """The numpy dtype that holds tensors of an element type (`f32` -> float32); InputError
+    for a type irpool cannot hold (or bf16 without ml_dtypes)."""
+    if element_type == "bf16":
+        bf = bfloat16()
+        if bf is None:
+            raise InputError("bfloat16 needs ml_dtypes; pip install 'irpool[bf16]'", where)
+        return bf
+    name = ELEMENT_TYPES.get(element_type)
+    if name is None:
+        raise InputError(
+            f"element type {element_type} is not supported; irpool executes "
+            "f64, f32, f16, bf16, i64, i32, i8 and u8 tensors",
+            where,
+        )
+    return np.dtype(name)
+
+
 @dataclass(frozen=True)
 class Port:
     """A port as written: its id, type, tensor names and declared dims (-1 = dynamic)."""
@@ -294,6 +326,14 @@ class Graph:
             cache = {(e.to_layer, e.to_port): e for e in self.edges}
             object.__setattr__(self, "_in_cache", cache)
         return cache
+
+    def consumed(self, layer_id: int, port_id: int) -> bool:
+        """Whether some edge leaves output port `port_id` of layer `layer_id`."""
+        cache: set[tuple[int, int]] | None = getattr(self, "_out_cache", None)
+        if cache is None:
+            cache = {(e.from_layer, e.from_port) for e in self.edges}
+            object.__setattr__(self, "_out_cache", cache)
+        return (layer_id, port_id) in cache
 
     def topological(self) -> list[Layer]:
         """Layers in an order where every producer comes before its consumers (Kahn, stable)."""

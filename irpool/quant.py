@@ -18,7 +18,7 @@ import numpy as np
 import numpy.typing as npt
 
 from .errors import InputError
-from .geometry import PoolParams, PoolPlan, plan
+from .geometry import PoolPlan
 from .kernel import pool
 
 Array = npt.NDArray[Any]
@@ -33,30 +33,20 @@ def _scalar(value: Array | float | int | None, name: str, default: float | int) 
     return arr.reshape(()).item()
 
 
-def qlinear_plan(
-    shape: tuple[int, ...], params: PoolParams, channels_last: bool, convention: str = "onnx"
-) -> PoolPlan:
-    """The plan of the float pooling inside QLinearAveragePool, for an input of `shape`
-    (N, H, W, C when channels_last)."""
-    nchw = (shape[0], shape[-1], *shape[1:-1]) if channels_last and len(shape) > 2 else shape
-    return plan(params, tuple(nchw), convention)
-
-
 def qlinear_average_pool(
     x: Array,
     x_scale: Array | float,
     x_zero_point: Array | int | None,
     y_scale: Array | float,
     y_zero_point: Array | int | None,
-    params: PoolParams,
+    used: PoolPlan,
     channels_last: bool = False,
-    convention: str = "onnx",
 ) -> Array:
-    """QLinearAveragePool of x (u8 or i8) under `params` (whose divisor rule the op row sets)."""
+    """QLinearAveragePool of x (u8 or i8); `used` is the float32 plan of its pooling (N, C,
+    *spatial; the op's entry sets its divisor rule)."""
     if x.dtype not in (np.uint8, np.int8):
         raise InputError(f"QLinearAveragePool takes uint8 or int8 input, not {x.dtype}")
     data = np.moveaxis(x, -1, 1) if channels_last else x
-    used = qlinear_plan(tuple(x.shape), params, channels_last, convention)
     zero_x = np.int32(_scalar(x_zero_point, "x_zero_point", 0))
     zero_y = np.float32(_scalar(y_zero_point, "y_zero_point", 0))
     scale_x = np.float32(_scalar(x_scale, "x_scale", 1.0))

@@ -16,33 +16,25 @@ import numpy as np
 import numpy.typing as npt
 
 from . import conventions as conv
-from .arrays import bfloat16_dtype, check_elements
+from .arrays import check_elements
 from .errors import (
     InputError,
     IrParseError,
     IrpoolError,
     ShapeError,
-    SpecError,
     UsageError,
     Where,
 )
-from .frontends.ir_writer import numpy_dtype_name
 from .frontends.safe_io import read_range
-from .geometry import PoolPlan, plan
+from .geometry import PoolPlan
 from .kernel import integers_as_float32, pool, round_to_integer
-from .model import Graph, Layer, Shape, element_type_of_numpy, format_shape
-from .shapes import (
-    convention_of,
-    infer_pooling,
-    is_pooling,
-    parameter_shape,
-    pooling_spec,
-    require_port_dims,
-)
+from .model import Graph, Layer, element_type_of_numpy, format_shape, numpy_dtype
+from .ops import REGISTRY, Bound, bind
+from .ops.bind import constant_input
+from .ops.glue import convert
+from .shapes import parameter_shape, require_port_dims
 
 Array = npt.NDArray[Any]
-
-EXECUTABLE = ("parameter", "result", "const", "convert", "identity", "squeeze", "unsqueeze")
 
 
 @dataclass
@@ -52,31 +44,24 @@ class RunResult:
     outputs: dict[str, Array] = field(default_factory=dict)
     tensors: dict[str, Array] = field(default_factory=dict)
     plans: dict[str, PoolPlan] = field(default_factory=dict)
+    bound: dict[str, Bound] = field(default_factory=dict)
+    """Each pooling layer as `bind` made it (by label)."""
     inputs: dict[str, Array] = field(default_factory=dict)
 
 
-def _numpy_dtype(element_type: str, where: Where | None = None) -> np.dtype[Any]:
-    if element_type == "bf16":
-        try:
-            return bfloat16_dtype()
-        except IrpoolError as e:
-            raise e.at(where) from None
-    try:
-        return np.dtype(numpy_dtype_name(element_type))
-    except KeyError:
-        raise InputError(
-            f"element type {element_type} is not supported; irpool executes "
-            "f64, f32, f16, bf16, i64, i32, i8 and u8 tensors",
-            where,
-        ) from None
-
-
 def unsupported_layers(graph: Graph) -> list[Layer]:
-    return [la for la in graph.layers if la.type.lower() not in EXECUTABLE and not is_pooling(la)]
+    """The layers `run` cannot execute: types without a registry entry."""
+    return [la for la in graph.layers if REGISTRY.spec(la) is None]
+
+
+def _role(layer: Layer) -> str:
+    role = REGISTRY.role(layer)
+    assert role is not None
+    return role
 
 
 def parameters(graph: Graph) -> list[Layer]:
-    return [la for la in graph.topological() if la.type.lower() == "parameter"]
+    return [la for la in graph.topological() if REGISTRY.role(la) == "parameter"]
 
 
 def parameter_names(layer: Layer) -> list[str]:
@@ -99,7 +84,7 @@ def check_input(layer: Layer, array: Array, cast: bool, v10: bool = False) -> Ar
     """The input array for a Parameter, after dtype and shape checks (and --cast)."""
     where = layer.where()
     et = _element_type(layer)
-    want = _numpy_dtype(et, where)
+    want = numpy_dtype(et, where)
     if v10 and want == np.float16 and array.dtype == np.float32:
         # openvino runs an f16 IR v10 net in f32 from end to end: its f16 Parameters take f32
         # inputs, unrounded (measured), and run_graph holds them as f16 tensors in f32
@@ -192,7 +177,7 @@ def random_inputs(
             )
         dims = tuple(d.lo for d in shape)
         check_elements(dims, f'input of "{layer.label}"', limit, layer.where())
-        dtype = _numpy_dtype(_element_type(layer), layer.where())
+        dtype = numpy_dtype(_element_type(layer), layer.where())
         out[layer.label] = _uniform(rng, low, high, dims, dtype)
     return out
 
@@ -217,7 +202,7 @@ def random_array(
     shape: tuple[int, ...], element_type: str, seed: int = 0, low: float = -1.0, high: float = 1.0
 ) -> Array:
     """One random input of an IR element type, as `random_inputs` draws them."""
-    return _uniform(np.random.default_rng(seed), low, high, shape, _numpy_dtype(element_type))
+    return _uniform(np.random.default_rng(seed), low, high, shape, numpy_dtype(element_type))
 
 
 def read_const(graph: Graph, layer: Layer) -> Array:
@@ -225,7 +210,7 @@ def read_const(graph: Graph, layer: Layer) -> Array:
     from .frontends.ir_xml import const_layout
 
     et, shape, offset, size = const_layout(graph, layer)
-    dtype = _numpy_dtype(et, layer.where())
+    dtype = numpy_dtype(et, layer.where())
     assert graph.weights_path is not None
     try:
         data = read_range(graph.weights_path, offset, size, "weights")
@@ -236,72 +221,71 @@ def read_const(graph: Graph, layer: Layer) -> Array:
     return np.asarray(values.reshape(shape).copy())
 
 
-def convert(array: Array, element_type: str) -> Array:
-    """openvino's Convert: floats to integers truncate toward zero and wrap (measured)."""
-    dtype = _numpy_dtype(element_type)
-    if dtype.kind in "iu" and array.dtype.kind not in "iu":
-        with np.errstate(invalid="ignore"):
-            wide = np.nan_to_num(np.trunc(array.astype(np.float64)), nan=0.0)
-            return np.asarray(wide.astype(np.int64).astype(dtype))
-    return np.asarray(array.astype(dtype))
-
-
-def plan_layer(
-    layer: Layer,
-    input_shape: tuple[int, ...],
-    convention: str | None = None,
-    indices_used: bool = True,
-) -> PoolPlan:
-    """The PoolPlan of a pooling layer for a concrete input shape."""
-    try:
-        pl = infer_pooling(layer, tuple(_static_dims(input_shape)))
-        shape = tuple(d.lo for d in pl.input_shape) if pl.input_shape else input_shape
-        name = convention or convention_of(layer).name
-        return plan(pl.params, shape, name, indices_used)
-    except IrpoolError as e:
-        raise e.at(layer.where()) from None
-
-
-def _static_dims(shape: tuple[int, ...]) -> Shape:
-    from .model import Dim
-
-    return tuple(Dim.of(n) for n in shape)
-
-
-def _check_dtype(layer: Layer, x: Array) -> None:
-    """The op version's row says which element types it takes (ONNX AveragePool: floats)."""
-    selected = pooling_spec(layer)
-    if selected is None or not selected[0].dtypes:
+def check_dtype(bound: Bound, x: Array) -> None:
+    """The op version's entry says which element types it takes (ONNX AveragePool: floats)."""
+    spec = bound.spec
+    if not spec.dtypes:
         return
-    spec = selected[0]
     et = element_type_of_numpy(x.dtype.name)
     if et not in spec.dtypes:
-        raise SpecError(
+        raise InputError(
             f"{spec.label} takes {', '.join(spec.dtypes)} inputs, not {x.dtype.name}",
-            layer.where(),
+            bound.layer.where(),
         )
 
 
 def run_pooling(
-    layer: Layer,
+    bound: Bound,
     x: Array,
-    convention: str | None = None,
     limit: int | None = None,
-    indices_used: bool = True,
+    convention: str | None = None,
+    indices_used: bool | None = None,
 ) -> tuple[PoolPlan, list[Array]]:
-    """Run one pooling layer on x: its plan and outputs (values, and indices for MaxPool-8/14).
-
-    `indices_used`: whether the net consumes a MaxPool-8/14's indices output (openvino
-    computes integer layers differently then, see Convention.integers_in_float32)."""
+    """Run one bound pooling layer on x: its plan and outputs (values, and indices for
+    MaxPool-8/14); under another convention than the bound one if given."""
+    layer = bound.layer
     require_port_dims(layer)
-    _check_dtype(layer, x)
-    p = plan_layer(layer, tuple(x.shape), convention, indices_used)
+    check_dtype(bound, x)
+    p = bound.plan(tuple(x.shape), x.dtype, convention, indices_used)
     check_elements(p.output_shape, f'output of "{layer.label}"', limit, layer.where())
     try:
         values, indices = pool(x, p)
     except IrpoolError as e:
         raise e.at(layer.where()) from None
     return p, [values] + ([indices] if indices is not None else [])
+
+
+def pool_held(
+    bound: Bound,
+    x: Array,
+    held: np.dtype[Any] | None,
+    limit: int | None = None,
+    hold_integers: bool = False,
+    convention: str | None = None,
+    indices_used: bool | None = None,
+) -> tuple[PoolPlan, list[Array], np.dtype[Any] | None]:
+    """Run a pooling layer as its runtime carries tensors between layers: (plan, outputs, the
+    declared type of output 0 when it stays held in float32, else None).
+
+    `held`: x holds, in float32, a tensor the model declares of that type: f16 kept in float32
+    (openvino at f32 inference precision; onnxruntime between two pooling nodes), or integers
+    openvino keeps in float32.  An integer tensor held so stays held for a layer that runs in
+    float32 and is rounded for one that keeps integers (measured on chains); `hold_integers`
+    lets an i32/i64 input start being held where the layer runs in float32 (openvino)."""
+    shape = tuple(x.shape)
+    if held is not None and held.kind in "iu":
+        if not bound.plan(shape, held, convention, indices_used).integers_in_float32:
+            x, held = declared(x, held), None
+    elif held is not None:
+        x = x.astype(np.float32) if x.dtype != np.float32 else x
+    elif (
+        hold_integers
+        and x.dtype in (np.int32, np.int64)
+        and bound.plan(shape, x.dtype, convention, indices_used).integers_in_float32
+    ):
+        held, x = x.dtype, integers_as_float32(x)
+    p, outs = run_pooling(bound, x, limit, convention, indices_used)
+    return p, outs, held
 
 
 def run_graph(
@@ -311,7 +295,8 @@ def run_graph(
     cast: bool = False,
     limit: int | None = None,
 ) -> RunResult:
-    """Execute a net of Parameter, Const, Convert, pooling and Result layers."""
+    """Execute a net of Parameter, Const, Convert, pooling and Result layers (each pooling
+    layer bound once)."""
     if graph.fragment:
         raise UsageError(
             f"{graph.path} holds layer fragments, not a net; run one with --layer NAME or #N"
@@ -328,7 +313,7 @@ def run_graph(
         )
     if convention is not None:
         conv.get(convention)
-    bound = bind_inputs(graph, inputs, cast)
+    bound_inputs = bind_inputs(graph, inputs, cast)
     index_of = {la.id: la.index for la in graph.layers}
     values: dict[tuple[int, int], Array] = {}
     # openvino's CPU plugin at f32 inference precision runs an f16 graph in f32: an f16 tensor
@@ -340,18 +325,16 @@ def run_graph(
     # The same plugin runs most i32/i64 layers in float32 (Convention.integers_in_float32),
     # and a chain of them stays in float32 until the outputs (measured: all 10 mismatching
     # chains of 500 random nets, rounding only at the Results).  `held` maps each tensor
-    # kept in float32 to the element type the model declares for it.
+    # kept in float32 to the element type the model declares for it (see pool_held).
     onnx_model = graph.format == "onnx"
     hold_f16 = convention in (None, "onnx" if onnx_model else "openvino")
     hold_int = not onnx_model and convention in (None, "openvino")
     held: dict[tuple[int, int], np.dtype[Any]] = {}
-    sources = {(e.from_layer, e.from_port) for e in graph.edges}
     f16 = np.dtype(np.float16)
     v10 = graph.ir_version == 10  # outputs f32 and never rounded to f16 (see v10_output)
     result = RunResult()
     for layer in graph.topological():
-        kind = layer.type.lower()
-        ins: list[Array] = []
+        role = _role(layer)
         optional: list[Array | None] = []
         first_key: tuple[int, int] | None = None
         for port in layer.inputs:
@@ -362,91 +345,65 @@ def run_graph(
                 first_key = key if first_key is None else first_key
                 value = values[key]
                 rounds = key in held and (onnx_model or held[key].kind in "iu")
-                if rounds and kind not in POOLING_KINDS and kind != "identity":
-                    value = _declared(value, held[key])  # the cast back stays
+                if rounds and role in ("convert", "reshape"):
+                    value = declared(value, held[key])  # the cast back stays
                 optional.append(value)
             elif port.names and port.names[0] in graph.initializers:
                 optional.append(np.asarray(graph.initializers[port.names[0]]))
             else:
                 optional.append(None)  # an omitted optional ONNX input
         ins = [a for a in optional if a is not None]
-        if kind not in ("parameter", "const") and not ins:
+        if role not in ("parameter", "const") and not ins:
             raise IrParseError(f"{layer.type} has no connected input", layer.where())
         holds: np.dtype[Any] | None = None  # output 0's declared type, if held in float32
-        if kind == "parameter":
-            outs = [bound[layer.index]]
-            result.inputs[layer.label] = bound[layer.index]
-            if hold_f16 and _numpy_dtype(_element_type(layer), layer.where()) == f16:
+        incoming = held.get(first_key) if first_key else None
+        if role == "parameter":
+            outs = [bound_inputs[layer.index]]
+            result.inputs[layer.label] = bound_inputs[layer.index]
+            if hold_f16 and numpy_dtype(_element_type(layer), layer.where()) == f16:
                 holds = f16
-        elif kind == "const":
+        elif role == "const":
             outs = [read_const(graph, layer)]
             holds = f16 if hold_f16 and outs[0].dtype == f16 else None
-        elif kind == "convert":
+        elif role == "convert":
             target = layer.data.get("destination_type", "").strip()
             if not target:
                 raise IrParseError("Convert has no destination_type", layer.where())
-            dtype = _numpy_dtype(target, layer.where())
+            dtype = numpy_dtype(target, layer.where())
             if hold_f16 and dtype == f16 and ins[0].dtype.kind == "f":
                 outs, holds = [ins[0]], f16
             else:
                 outs = [convert(ins[0], target)]
-        elif kind == "identity":
-            outs, holds = [ins[0]], held.get(first_key) if first_key else None
-        elif kind in ("squeeze", "unsqueeze"):
-            outs = [_squeeze(layer, kind, ins)]
-        elif layer.type == "QLinearAveragePool":
-            p, q = run_qlinear(layer, optional, convention)
-            result.plans[layer.label] = p
-            outs = [q]
-        elif kind == "result":
+        elif role == "identity":
+            outs, holds = [ins[0]], incoming
+        elif role == "reshape":
+            spec = REGISTRY.spec(layer)
+            assert spec is not None and spec.execute is not None
+            outs = spec.execute(layer, ins)
+        elif role == "result":
             name = layer.name or layer.label
-            out = _declared(ins[0], held.get(first_key) if first_key else None, v10)
+            out = declared(ins[0], incoming, v10)
             result.outputs[name] = v10_output(out) if v10 else out
             continue
         else:
-            x = ins[0]
-            holds = held.get(first_key) if first_key else None
-            used = _indices_used(graph, layer, sources)
-            if holds is not None and holds.kind in "iu":
-                # an integer tensor held in float32 stays so for a layer that runs in float32,
-                # and is rounded for one that keeps integers (measured on chains)
-                declared = _declared(x, holds)
-                if not plan_layer(layer, x.shape, convention, used).integers_in_float32:
-                    x, holds = declared, None
-            elif holds is not None and x.dtype != np.float32:
-                x = x.astype(np.float32)  # an f16 tensor, or an f64 one a Convert marked f16
-            elif (
-                hold_int
-                and x.dtype in (np.int32, np.int64)
-                and plan_layer(layer, x.shape, convention, used).integers_in_float32
-            ):
-                holds, x = x.dtype, integers_as_float32(x)
-            p, outs = run_pooling(layer, x, convention, limit, used)
+            bound = bind(graph, layer, convention)
+            result.bound[layer.label] = bound
+            if bound.spec.kind == "qlinear":
+                p, q = run_qlinear(bound, optional, convention)
+                outs = [q]
+            else:
+                p, outs, holds = pool_held(bound, ins[0], incoming, limit, hold_int)
             result.plans[layer.label] = p
         for number, (port, array) in enumerate(zip(layer.outputs, outs, strict=False)):
             key = (layer.index, port.id)
             values[key] = array
             if holds is not None and number == 0:
                 held[key] = holds
-            result.tensors[f"{layer.label}:{port.id}"] = _declared(array, held.get(key), v10)
+            result.tensors[f"{layer.label}:{port.id}"] = declared(array, held.get(key), v10)
     return result
 
 
-def _indices_used(graph: Graph, layer: Layer, sources: set[tuple[int, int]] | None = None) -> bool:
-    """Whether an edge leaves a pooling layer's second output (MaxPool-8/14 indices);
-    `sources`: the (layer, port) pairs edges leave from, when the caller has them."""
-    if len(layer.outputs) < 2 or layer.id is None:
-        return False
-    if sources is None:
-        sources = {(e.from_layer, e.from_port) for e in graph.edges}
-    return (layer.id, layer.outputs[1].id) in sources
-
-
-POOLING_KINDS = ("averagepool", "maxpool", "avgpool", "result")
-"""Node kinds that take a held f16 tensor as it is (Results round it themselves)."""
-
-
-def _declared(array: Array, held: np.dtype[Any] | None, v10: bool = False) -> Array:
+def declared(array: Array, held: np.dtype[Any] | None, v10: bool = False) -> Array:
     """A tensor in its declared element type `held` (None: not held in float32): an integer
     tensor rounded as openvino converts, an f16 one rounded to f16 (not in IR v10 nets)."""
     if held is None or (v10 and held.kind == "f"):
@@ -457,41 +414,21 @@ def _declared(array: Array, held: np.dtype[Any] | None, v10: bool = False) -> Ar
         return np.asarray(array.astype(np.float16))
 
 
-def _squeeze(layer: Layer, kind: str, ins: list[Array]) -> Array:
-    """ONNX Squeeze / Unsqueeze: axes from the attribute (opset < 13) or the second input."""
-    given = layer.attrs.get("axes")
-    raw: list[int] | None = [int(v) for v in given] if isinstance(given, (list, tuple)) else None
-    if raw is None and len(ins) > 1:
-        raw = [int(v) for v in np.asarray(ins[1]).ravel()]
-    x = ins[0]
-    if kind == "unsqueeze":
-        rank = x.ndim + len(raw or [])
-        axes = sorted(int(a) % rank for a in (raw or []))
-        for a in axes:
-            x = np.expand_dims(x, a)
-        return np.asarray(x)
-    if raw is None:
-        return np.asarray(np.squeeze(x))
-    return np.asarray(np.squeeze(x, axis=tuple(int(a) % x.ndim for a in raw)))
-
-
 def run_qlinear(
-    layer: Layer, ins: list[Array | None], convention: str | None
+    bound: Bound, ins: list[Array | None], convention: str | None = None
 ) -> tuple[PoolPlan, Array]:
     """com.microsoft QLinearAveragePool (X, x_scale, x_zero_point, y_scale, y_zero_point): the
     plan of its float pooling and its output."""
-    from .quant import qlinear_average_pool, qlinear_plan
+    from .quant import qlinear_average_pool
 
+    layer = bound.layer
     padded = list(ins) + [None] * (5 - len(ins))
     x, x_scale, x_zp, y_scale, y_zp = padded[:5]
     if x is None or x_scale is None or y_scale is None:
         raise UsageError("QLinearAveragePool needs X, x_scale and y_scale", layer.where())
-    channels_last = bool(layer.attrs.get("channels_last"))
-    cv = convention or "onnx"
     try:
-        pl = infer_pooling(layer, _static_dims(tuple(x.shape)))
-        used = qlinear_plan(tuple(x.shape), pl.params, channels_last, cv)
-        out = qlinear_average_pool(x, x_scale, x_zp, y_scale, y_zp, pl.params, channels_last, cv)
+        used = bound.plan(tuple(x.shape), "float32", convention)
+        out = qlinear_average_pool(x, x_scale, x_zp, y_scale, y_zp, used, bound.channels_last)
     except IrpoolError as e:
         raise e.at(layer.where()) from None
     return used, out
@@ -501,18 +438,16 @@ def _constant_inputs(graph: Graph, layer: Layer, x: Array) -> list[Array | None]
     """x, then the layer's other inputs where they are constants (ONNX initializers); a
     computed one cannot be had without running the model."""
     ins: list[Array | None] = [x]
-    for port in layer.inputs[1:]:
+    for k, port in enumerate(layer.inputs[1:], start=1):
         name = port.names[0] if port.names else ""
-        if not name:
-            ins.append(None)  # an omitted optional input
-        elif name in graph.initializers:
-            ins.append(np.asarray(graph.initializers[name]))
-        else:
+        value = constant_input(graph, layer, k)
+        if name and value is None:
             raise UsageError(
                 f'input "{name}" of {layer.type} is computed, not a constant; --layer needs its '
                 "constant inputs: run the whole model, or compare it",
                 layer.where(),
             )
+        ins.append(value)
     return ins
 
 
@@ -521,7 +456,7 @@ def find_layer(graph: Graph, name: str) -> Layer:
     for layer in graph.layers:
         if layer.answers_to(name):
             return layer
-    pooling = [la.label for la in graph.layers if is_pooling(la)]
+    pooling = [la.label for la in graph.layers if REGISTRY.is_pooling(la)]
     raise UsageError(
         f'no layer named "{name}"; pooling layers: {", ".join(pooling) or "none"}',
         Where(file=graph.path),
@@ -538,14 +473,14 @@ def run_layer(
 ) -> tuple[PoolPlan, dict[str, Array]]:
     """Run one pooling layer of any IR on x: {'output0': values, 'output1': indices}."""
     layer = find_layer(graph, name)
-    if not is_pooling(layer):
+    if not REGISTRY.is_pooling(layer):
         raise UsageError(
             f"the layer is a {layer.type}; --layer runs pooling layers (AvgPool, MaxPool, "
             "AveragePool, QLinearAveragePool)",
             layer.where(),
         )
     if layer.inputs and layer.inputs[0].element_type:
-        want = _numpy_dtype(layer.inputs[0].element_type)
+        want = numpy_dtype(layer.inputs[0].element_type)
         if x.dtype != want:
             if want.name == "bfloat16" and x.dtype == np.uint16:
                 x = x.view(want)
@@ -557,11 +492,11 @@ def run_layer(
                     f"{layer.inputs[0].element_type} ({want.name}); pass --cast to convert it",
                     layer.where(),
                 )
-    if layer.type == "QLinearAveragePool":
-        p, q = run_qlinear(layer, _constant_inputs(graph, layer, x), convention)
+    bound = bind(graph, layer, convention)
+    if bound.spec.kind == "qlinear":
+        p, q = run_qlinear(bound, _constant_inputs(graph, layer, x), convention)
         return p, {"output0": q}
-    used = graph.fragment or _indices_used(graph, layer)
-    p, outs = run_pooling(layer, x, convention, limit, used)
+    p, outs = run_pooling(bound, x, limit)
     return p, {f"output{i}": a for i, a in enumerate(outs)}
 
 

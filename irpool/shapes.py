@@ -16,47 +16,31 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 
-from .conventions import ONNX, OPENVINO, Convention
-from .errors import IrParseError, IrpoolError, ShapeError
-from .geometry import (
-    PoolParams,
-    ShapeRule,
-    axis_pads,
-    check_axis,
-    check_params,
-    dilated,
-    out_dim,
-    out_size,
-    pads_formula,
-    plan,
-    shape_rule,
-    size_formula,
-)
+from .errors import IrParseError, IrpoolError
+from .geometry import PoolParams
 from .model import (
     ELEMENT_BITS,
     OTHER_TYPES,
     Dim,
     Graph,
     Layer,
-    Port,
     Shape,
     format_shape,
     normalize_element_type,
     parse_shape,
     shape_of,
 )
-from .ops import onnx as onnx_ops
-from .ops import openvino as ov_ops
-from .ops.spec import OpSpec
+from .ops import REGISTRY, Bound, bind
+from .ops.bind import Inferred
+from .ops.registry import OpSpec
 
 
 @dataclass(frozen=True)
 class PoolingLayer:
-    """A pooling layer with its op row, resolved parameters, and shapes in and out."""
+    """A pooling layer bound once (`bound`: its entry, attributes, convention and the plans it
+    derives), with its shapes in and out as shape inference gives them."""
 
-    layer: Layer
-    spec: OpSpec
-    params: PoolParams
+    bound: Bound
     input_shape: Shape | None
     output_shape: Shape | None
     formulas: tuple[str, ...]
@@ -65,12 +49,37 @@ class PoolingLayer:
     """Per output axis: the size rests on an input dim written as -1 (unknown), so the output
     dim is a bound, not openvino's exact result; empty when no axis is unknown."""
 
+    @property
+    def layer(self) -> Layer:
+        return self.bound.layer
+
+    @property
+    def spec(self) -> OpSpec:
+        return self.bound.spec
+
+    @property
+    def params(self) -> PoolParams:
+        """The layer's parameters for its input rank."""
+        rank = None if self.input_shape is None else len(self.input_shape)
+        return self.bound.params_for(rank)
+
     def is_unknown(self, axis: int) -> bool:
         return axis < len(self.unknown) and self.unknown[axis]
 
-    @property
-    def output_ports(self) -> tuple[Port, ...]:
-        return self.layer.outputs
+
+def pooling_layer(
+    bound: Bound, input_shape: Shape | None, unknown: tuple[bool, ...] = ()
+) -> PoolingLayer:
+    """A bound layer's shapes for an input shape (None = dynamic rank)."""
+    inferred: Inferred = bound.infer(input_shape, unknown)
+    return PoolingLayer(
+        bound,
+        input_shape,
+        inferred.output_shape,
+        inferred.formulas,
+        bound.notes,
+        inferred.unknown,
+    )
 
 
 @dataclass
@@ -87,6 +96,8 @@ class Inference:
     """Per port: which dims are unknown (a declared -1 that may stand for an interval)."""
     declared: set[tuple[int, int]] = field(default_factory=set)
     """Ports whose shape is only what the file declares (layers of other types)."""
+    bound: dict[int, Bound] = field(default_factory=dict)
+    """Every pooling layer bound (by layer index), for a later pass to reuse."""
 
 
 def dim_agrees(declared: int, inferred: Dim, unknown: bool = False) -> bool:
@@ -103,152 +114,6 @@ def dim_agrees(declared: int, inferred: Dim, unknown: bool = False) -> bool:
 def unknown_dims(dims: tuple[int, ...] | None) -> tuple[bool, ...]:
     """Which of a port's declared dims are -1."""
     return tuple(d == -1 for d in dims) if dims is not None else ()
-
-
-def is_pooling(layer: Layer) -> bool:
-    """An OpenVINO pooling layer, or an ONNX pooling node (which carries its domain)."""
-    if layer.domain:
-        from .frontends.onnx_model import is_pooling as onnx_pooling
-
-        return onnx_pooling(layer)
-    return ov_ops.is_pooling(layer.type)
-
-
-def pooling_spec(layer: Layer) -> tuple[OpSpec, str | None] | None:
-    """The op row of a pooling layer, or None for other types; errors name the layer."""
-    if not is_pooling(layer):
-        return None
-    try:
-        if layer.domain:
-            version = int((layer.version or "opset1").removeprefix("opset"))
-            return onnx_ops.select(layer.type, layer.domain, version), None
-        return ov_ops.select(layer.type, layer.version, layer.data)
-    except IrpoolError as e:
-        raise e.at(layer.where()) from None
-
-
-def layer_params(layer: Layer, spec: OpSpec, rank: int | None) -> PoolParams:
-    """PoolParams of a pooling layer of either front end."""
-    if layer.domain:
-        return onnx_ops.params(spec, layer.attrs, rank, indices=len(layer.outputs) > 1)
-    return ov_ops.params(spec, layer.data, rank)
-
-
-def convention_of(layer: Layer) -> Convention:
-    """The default convention of a layer: openvino for IR layers, onnx for ONNX nodes."""
-    return ONNX if layer.domain else OPENVINO
-
-
-def infer_pooling(
-    layer: Layer, input_shape: Shape | None, unknown: tuple[bool, ...] = ()
-) -> PoolingLayer:
-    """Params and output shape of one pooling layer for an input shape (None = dynamic rank);
-    `unknown` marks the input dims written as -1 (see the module docstring)."""
-    selected = pooling_spec(layer)
-    assert selected is not None
-    spec, version_note = selected
-    if not layer.domain and len(layer.outputs) > spec.outputs:
-        raise IrParseError(
-            f"{spec.label} has {spec.outputs} output(s); the layer declares "
-            f"{len(layer.outputs)} output ports",
-            layer.where(layer.outputs[spec.outputs].line),
-        )
-    rank = None if input_shape is None else len(input_shape)
-    if input_shape is None or len(unknown) != len(input_shape) or not any(unknown):
-        unknown = ()
-    channels_last = bool(layer.domain and layer.attrs.get("channels_last"))
-    if input_shape is not None and channels_last:
-        input_shape = (input_shape[0], input_shape[-1], *input_shape[1:-1])
-        if unknown:
-            unknown = (unknown[0], unknown[-1], *unknown[1:-1])
-    try:
-        params = layer_params(layer, spec, rank)
-        output, formulas = _output_shape(params, input_shape, convention_of(layer), unknown)
-    except IrpoolError as e:
-        raise e.at(layer.where()) from None
-    if output is not None and channels_last:
-        output = (output[0], *output[2:], output[1])
-        if unknown:
-            unknown = (unknown[0], *unknown[2:], unknown[1])
-    notes = tuple(n for n in (version_note, *params.notes) if n)
-    return PoolingLayer(layer, spec, params, input_shape, output, formulas, notes, unknown)
-
-
-def _output_shape(
-    params: PoolParams,
-    input_shape: Shape | None,
-    convention: Convention = OPENVINO,
-    unknown: tuple[bool, ...] = (),
-) -> tuple[Shape | None, tuple[str, ...]]:
-    check_params(params, params.rank if input_shape is None else len(input_shape) - 2)
-    if input_shape is None:
-        return tuple(Dim.dynamic() for _ in range(2 + params.rank)), ()
-    batch, channels = input_shape[0], input_shape[1]
-    if batch.is_static and batch.lo == 0:
-        raise ShapeError("Batch size is zero; expected N >= 1")
-    if channels.is_static and channels.lo == 0:
-        raise ShapeError("Channel count is zero; expected C >= 1")
-    rule = shape_rule(params.rounding, convention)
-    truncate = convention.onnxruntime_sizes
-    dims: list[Dim] = [batch, channels]
-    formulas: list[str] = []
-    for i, n in enumerate(input_shape[2:]):
-        k, s, d = params.window[i], params.strides[i], params.dilations[i]
-        if not n.is_static:
-            dim = out_dim(params, i, n, rule, convention)
-            written = 2 + i < len(unknown) and unknown[2 + i]
-            formulas.append(_interval_formula(params, i, n, rule, convention, dim, written))
-            dims.append(dim)
-            continue
-        pb, pe = axis_pads(params, i, n.lo, convention)
-        if not truncate:
-            check_axis(params, i, n.lo, pb, pe)
-        # the size plan() gives for this input, from the same pads and rule as the text
-        out = out_size(n.lo, dilated(k, d), s, pb, pe, rule, truncate=truncate)
-        if out < 0:
-            raise ShapeError(
-                f"output size {out} at axis {i} is negative (window {dilated(k, d)}, input "
-                f"{n.lo}, pads {pb}, {pe}); onnxruntime refuses it"
-            )
-        text = size_formula(n.lo, k, s, d, pb, pe, rule, out, truncate=truncate)
-        if params.auto_pad in ("same_upper", "same_lower"):
-            upper = params.auto_pad == "same_upper"
-            text = f"{pads_formula(n.lo, k, s, d, pb, pe, upper, convention)}; {text}"
-        elif params.auto_pad == "valid":
-            text = "valid: pads 0, 0; " + text
-        formulas.append(text)
-        dims.append(Dim.of(out))
-    if all(d.is_static for d in input_shape):
-        # what `run` and `explain` would refuse for this input, check refuses too
-        plan(params, tuple(d.lo for d in input_shape), convention)
-    return tuple(dims), tuple(formulas)
-
-
-def _interval_formula(
-    params: PoolParams,
-    i: int,
-    n: Dim,
-    rule: ShapeRule,
-    convention: Convention,
-    dim: Dim,
-    unknown: bool = False,
-) -> str:
-    """The formula on each bound of a non-static dim, ending in the bounds of `dim` (out_dim's
-    result, which clamps a negative span at 0 as openvino does on interval bounds).  An
-    `unknown` dim (written -1) is said to be one."""
-    shown_n = f"{n} (written -1: openvino may know narrower bounds)" if unknown else str(n)
-    if params.auto_pad in ("same_upper", "same_lower"):
-        return f"{params.auto_pad} on the non-static dim {shown_n}: the pads differ per size, so ?"
-    pb, pe = axis_pads(params, i, n.lo, convention)
-    k, s, d = params.window[i], params.strides[i], params.dilations[i]
-    parts = [f"on the bounds of {shown_n}:"]
-    for name, bound, out in (("lower", n.lo, dim.lo), ("upper", n.hi, dim.hi)):
-        if bound is None or out is None:
-            parts.append(f"{name} unbounded")
-        else:
-            shown = size_formula(bound, k, s, d, pb, pe, rule, out)
-            parts.append(f"{name} {shown}")
-    return " ".join(parts[:1]) + " " + "; ".join(parts[1:])
 
 
 def require_port_dims(layer: Layer) -> None:
@@ -269,6 +134,8 @@ def infer(
     graph: Graph,
     tensor_shapes: Mapping[str, tuple[int, ...]] | None = None,
     known_inputs: Mapping[int, Shape | None] | None = None,
+    convention: str | None = None,
+    reuse: Mapping[int, Bound] | None = None,
 ) -> Inference:
     """Propagate shapes through a net (or each fragment on its own).  Layers of other types keep
     their declared output dims, or `tensor_shapes[tensor name]` where none are declared.
@@ -277,9 +144,11 @@ def infer(
     result = Inference(graph)
     index_of = {la.id: la.index for la in graph.layers if la.id is not None}
     for layer in graph.topological():
-        if is_pooling(layer):
+        if REGISTRY.is_pooling(layer):
             require_port_dims(layer)
-            pl = _infer_pooling_in_graph(graph, layer, result, index_of, known_inputs or {})
+            bound = (reuse or {}).get(layer.index) or bind(graph, layer, convention)
+            result.bound[layer.index] = bound
+            pl = _infer_pooling_in_graph(graph, bound, result, index_of, known_inputs or {})
             result.pooling.append(pl)
             in_et = _pooling_input_type(graph, layer, result, index_of)
             for k, port in enumerate(layer.outputs):
@@ -289,9 +158,9 @@ def infer(
                     result.element_types[(layer.index, port.id)] = in_et
                 else:
                     result.element_types[(layer.index, port.id)] = (
-                        "i32" if pl.params.index_dtype == "int32" else "i64"
+                        "i32" if bound.params.index_dtype == "int32" else "i64"
                     )
-        elif layer.type.lower() == "parameter":
+        elif REGISTRY.role(layer) == "parameter":
             shape = parameter_shape(layer)
             result.parameter_shapes[layer.index] = shape
             et = parameter_element_type(layer)
@@ -302,7 +171,7 @@ def infer(
                     result.unknown[(layer.index, port.id)] = unknown_dims(port.dims)
                     result.declared.add((layer.index, port.id))
         else:
-            if layer.type.lower() != "result":
+            if REGISTRY.role(layer) != "result":
                 result.unverified.append(layer)
             for port in layer.outputs:
                 dims = port.dims
@@ -418,7 +287,7 @@ def _agrees(layer: Layer, pl: PoolingLayer) -> bool:
 
 def _infer_pooling_in_graph(
     graph: Graph,
-    layer: Layer,
+    bound: Bound,
     result: Inference,
     index_of: dict[int, int],
     known_inputs: Mapping[int, Shape | None],
@@ -426,10 +295,11 @@ def _infer_pooling_in_graph(
     """A pooling layer inferred from its input: a known (runtime) input if given, else the file's
     account of it; of two disagreeing accounts, the one the declared outputs agree with (else
     the layer's own input port), with a note saying so."""
+    layer = bound.layer
     witnesses = _witnesses(graph, layer, result, index_of)
     if layer.index in known_inputs:
         known = known_inputs[layer.index]
-        pl = infer_pooling(layer, known)
+        pl = pooling_layer(bound, known)
         file_shape = witnesses[0].shape
         if format_shape(file_shape) != format_shape(known):
             note = (
@@ -440,12 +310,12 @@ def _infer_pooling_in_graph(
         return pl
     if len(witnesses) == 1:
         w = witnesses[0]
-        return infer_pooling(layer, w.shape, w.unknown)
+        return pooling_layer(bound, w.shape, w.unknown)
     inferred: list[tuple[_Witness, PoolingLayer]] = []
     refusal: IrpoolError | None = None
     for w in witnesses:
         try:
-            inferred.append((w, infer_pooling(layer, w.shape, w.unknown)))
+            inferred.append((w, pooling_layer(bound, w.shape, w.unknown)))
         except IrpoolError as e:
             refusal = refusal or e
     if not inferred:

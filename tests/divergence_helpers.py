@@ -26,7 +26,7 @@ def irpool_ir(case: Case, convention: str = "openvino") -> list[np.ndarray]:
     assert case.openvino is not None
     x = input_of(case)
     layer = infer(parse_text(ir_net(case.openvino, x.shape, ET[case.dtype]), "case.xml"))
-    values, indices = pool(x, plan(layer.pooling[0].params, x.shape, convention))
+    values, indices = pool(x, layer.pooling[0].bound.plan(x.shape, x.dtype, convention))
     return [values] + ([indices] if indices is not None else [])
 
 
@@ -35,7 +35,7 @@ def irpool_onnx(case: Case, convention: str = "onnx") -> list[np.ndarray]:
     x = input_of(case)
     spec = onnx_ops.select(case.onnx.op, case.onnx.domain, case.onnx.opset)
     params = onnx_ops.params(spec, case.onnx.attrs, x.ndim)
-    values, indices = pool(x, plan(params, x.shape, convention))
+    values, indices = pool(x, plan(params, x.shape, convention, dtype=x.dtype))
     return [values] + ([indices] if indices is not None else [])
 
 
@@ -43,7 +43,7 @@ def irpool_torch(case: Case) -> list[np.ndarray]:
     assert case.torch is not None
     x = input_of(case)
     params = torch_ops.params(case.torch.function, **case.torch.kwargs)
-    values, indices = pool(x, plan(params, x.shape, "torch"))
+    values, indices = pool(x, plan(params, x.shape, "torch", dtype=x.dtype))
     return [values] + ([indices] if indices is not None else [])
 
 

@@ -21,9 +21,8 @@ from irpool import conventions
 from irpool.check import check_file, check_graph
 from irpool.errors import IrpoolError
 from irpool.frontends.ir_xml import parse_text
-from irpool.geometry import PoolParams, dilated, out_size, plan, shape_rule
+from irpool.geometry import PoolParams, dilated, infer_shape, out_size, plan, shape_rule
 from irpool.model import Dim
-from irpool.shapes import _output_shape
 
 ROOT = Path(__file__).resolve().parent.parent
 SPEC = ROOT / "fixtures" / "spec" / "avgpool-1-examples.xml"
@@ -206,9 +205,9 @@ def test_formula_ends_in_the_planned_size(
         p = plan(params, shape, cv)
     except IrpoolError:
         with pytest.raises(IrpoolError):
-            _output_shape(params, tuple(Dim.of(n) for n in shape), cv)
+            infer_shape(params, tuple(Dim.of(n) for n in shape), cv)
         return
-    dims, formulas = _output_shape(params, tuple(Dim.of(n) for n in shape), cv)
+    dims, formulas = infer_shape(params, tuple(Dim.of(n) for n in shape), cv)
     assert tuple(d.lo for d in dims) == p.output_shape
     for a, text in zip(p.axes, formulas, strict=True):
         *pads_text, size_text = text.split("; ")
@@ -239,7 +238,7 @@ def test_interval_formula_ends_in_each_bound(
     n = Dim(lo, None if extra is None else lo + extra + 1)
     dims_in = (Dim.of(1), Dim.of(2), n, *(Dim.of(v) for v in shape[3:]))
     try:
-        dims, formulas = _output_shape(params, dims_in, conventions.OPENVINO)
+        dims, formulas = infer_shape(params, dims_in, conventions.OPENVINO)
     except IrpoolError:
         return
     if params.auto_pad in ("same_upper", "same_lower"):
@@ -266,25 +265,25 @@ def test_formula_rules_as_the_convention_computes() -> None:
     mp = PoolParams(
         op="MaxPool", reduce="max", window=(3,), strides=(2,), dilations=(1,), pads=((0, 0),)
     )
-    _, (text,) = _output_shape(mp, (Dim.of(1), Dim.of(1), Dim.of(2)), conventions.ONNX)
+    _, (text,) = infer_shape(mp, (Dim.of(1), Dim.of(1), Dim.of(2)), conventions.ONNX)
     assert text == "trunc((2 + 0 + 0 - 3) / 2) + 1 = 1"
     same = replace(mp, window=(3,), strides=(1,), dilations=(2,), auto_pad="same_upper")
-    _, (text,) = _output_shape(same, (Dim.of(1), Dim.of(1), Dim.of(6)), conventions.ONNX)
+    _, (text,) = infer_shape(same, (Dim.of(1), Dim.of(1), Dim.of(6)), conventions.ONNX)
     assert text.startswith(
         "same_upper: total pad = (ceil(6 / 1) - 1) * 1 + 3 [the undilated kernel: onnxruntime "
         "ignores dilation 2 here] - 6 = 2 -> begin 1, end 1; "
     )
     assert text.endswith("floor((6 + 1 + 1 - 5 [k_eff = (3 - 1) * 2 + 1]) / 1) + 1 = 4")
-    _, (text,) = _output_shape(same, (Dim.of(1), Dim.of(1), Dim.of(6)), conventions.OPENVINO)
+    _, (text,) = infer_shape(same, (Dim.of(1), Dim.of(1), Dim.of(6)), conventions.OPENVINO)
     assert "max(0, (ceil(6 / 1) - 1) * 1 + 5 [k_eff = (3 - 1) * 2 + 1] - 6) = 4" in text
     neg = replace(mp, window=(1,), strides=(3,), auto_pad="same_upper")
-    _, (text,) = _output_shape(neg, (Dim.of(1), Dim.of(1), Dim.of(5)), conventions.ONNX)
+    _, (text,) = infer_shape(neg, (Dim.of(1), Dim.of(1), Dim.of(5)), conventions.ONNX)
     assert text == (
         "same_upper: total pad = (ceil(5 / 3) - 1) * 3 + 1 - 5 = -1 -> begin 0, end -1; "
         "floor((5 + 0 + (-1) - 1) / 3) + 1 = 2"
     )
     drop = replace(mp, strides=(3,), pads=((1, 1),), rounding="ceil_torch")
-    _, (text,) = _output_shape(drop, (Dim.of(1), Dim.of(1), Dim.of(2)), conventions.OPENVINO)
+    _, (text,) = infer_shape(drop, (Dim.of(1), Dim.of(1), Dim.of(2)), conventions.OPENVINO)
     assert text == (
         "ceil((2 + 1 + 1 - 3) / 3) + 1 - 1 [minus 1: the last window would start at 1 * 3 - 1 "
         "= 2 >= 2, in the right padding] = 1"

@@ -112,8 +112,8 @@ def test_d3_openvino_and_torch_conventions_differ_on_pytorch_conversion() -> Non
     writes it (AvgPool-14 ceil_torch, exclude-pad=false) differs from torch by 17/3."""
     params = torch_ops.params("avg_pool2d", 3, 2, 1, ceil_mode=True, count_include_pad=True)
     x = _d3_input()
-    ov_values, _ = pool(x, plan(params, x.shape, "openvino"))
-    torch_values, _ = pool(x, plan(params, x.shape, "torch"))
+    ov_values, _ = pool(x, plan(params, x.shape, "openvino", dtype=x.dtype))
+    torch_values, _ = pool(x, plan(params, x.shape, "torch", dtype=x.dtype))
     assert abs(float(np.abs(ov_values - torch_values).max()) - 17 / 3) < 1e-5
 
 
@@ -134,8 +134,8 @@ def test_d3_measured(ov: ModuleType, torch: ModuleType) -> None:
     got_ov = openvino_rt.infer(openvino_rt.compile_model(openvino_rt.read_xml(xml)), [x])[0]
     got_torch = torch.nn.functional.avg_pool2d(torch.from_numpy(x), 3, 2, 1, True, True).numpy()
     params = torch_ops.params("avg_pool2d", 3, 2, 1, ceil_mode=True, count_include_pad=True)
-    np.testing.assert_allclose(got_ov, pool(x, plan(params, x.shape, "openvino"))[0], rtol=1e-6)
-    np.testing.assert_allclose(got_torch, pool(x, plan(params, x.shape, "torch"))[0], rtol=1e-6)
+    np.testing.assert_allclose(got_ov, pool(x, plan(params, x.shape, "openvino", dtype=x.dtype))[0], rtol=1e-6)
+    np.testing.assert_allclose(got_torch, pool(x, plan(params, x.shape, "torch", dtype=x.dtype))[0], rtol=1e-6)
 
 
 def test_d15_ceil_and_ceil_torch_shapes() -> None:

@@ -208,7 +208,8 @@ def test_report_agrees_with_the_plan(
     pads shown are the plan's; the window lists are the per-tap definitions; each border
     window's divisor is the kernel's divisor of that window under each convention."""
     params, shape = case
-    pl = replace(infer(BASE).pooling[0], params=params)
+    base = infer(BASE).pooling[0]
+    pl = replace(base, bound=base.bound.with_params(params))
     try:
         p = plan(params, shape, convention)
     except IrpoolError:

@@ -576,7 +576,7 @@ def test_irpool_run_reproduces_every_expected_file(
 def _reference_outputs(case: FixtureCase) -> tuple[np.ndarray, np.ndarray | None]:
     spec, _ = ov_ops.select(case.op, case.version, case.attributes)
     x = case.input
-    p = plan(ov_ops.params(spec, case.attributes, x.ndim), x.shape, "openvino")
+    p = plan(ov_ops.params(spec, case.attributes, x.ndim), x.shape, "openvino", dtype=x.dtype)
     return reference.pool(x, p)
 
 
@@ -1115,7 +1115,7 @@ def test_narrow_float_draws_stay_in_the_recorded_range(
     if fx.range_problem(low, high, element_type) is not None:
         # the range holds no value of the type at all: the refusal must be right about that
         grid = np.arange(math.ceil(low * 16), math.floor(high * 16) + 1) / 16
-        held = grid.astype(fx._numpy_dtype(element_type)).astype(np.float64)
+        held = grid.astype(fx.numpy_dtype(element_type)).astype(np.float64)
         assert not ((held >= low) & (held <= high) & (held == grid)).any()
         return
     x = fx.random_input((4000,), element_type, 1, "narrow", (low, high)).astype(np.float64)

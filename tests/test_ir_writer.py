@@ -15,8 +15,7 @@ import pytest
 from irpool.errors import OutputError
 from irpool.frontends.ir_writer import NetBuilder, ordered_data, quote
 from irpool.frontends.ir_xml import load, parse_text
-from irpool.kernel import bfloat16
-from irpool.model import Graph
+from irpool.model import Graph, bfloat16
 from irpool.oracles import openvino_rt
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -13,8 +13,9 @@ from hypothesis import strategies as st
 
 from irpool.conventions import CONVENTIONS
 from irpool.errors import IrpoolError, SpecError
-from irpool.geometry import PoolParams, PoolPlan, plan
-from irpool.kernel import bfloat16, pool
+from irpool.geometry import PoolParams, PoolPlan, for_dtype, plan
+from irpool.kernel import pool
+from irpool.model import bfloat16
 
 BF16 = bfloat16()
 FLOATS = ["float32", "float64", "float16"] + (["bfloat16"] if BF16 is not None else [])
@@ -88,6 +89,7 @@ def inputs(draw: st.DrawFn, p: PoolPlan, dtype_name: str) -> np.ndarray:
 def test_kernel_matches_reference(data: st.DataObject) -> None:
     p = data.draw(plans())
     name = data.draw(st.sampled_from(FLOATS + INTS))
+    p = for_dtype(p, name)
     x = data.draw(inputs(p, name))
     if p.refusal(name) is not None:
         with pytest.raises(SpecError, match="onnxruntime refuses"):
@@ -135,7 +137,7 @@ def test_constant_input_gives_the_constant_for_excluded_pad_means() -> None:
 @pytest.mark.parametrize("name", FLOATS + INTS)
 def test_dtypes_keep_their_type(name: str) -> None:
     params = PoolParams("t", "max", (2,), (2,), (1,), ((0, 0),), indices=True)
-    p = plan(params, (1, 2, 6), "openvino")
+    p = plan(params, (1, 2, 6), "openvino", dtype=name)
     x = np.arange(12).reshape(1, 2, 6).astype(_dtype(name))
     values, idx = pool(x, p)
     assert values.dtype == x.dtype
@@ -151,6 +153,7 @@ def test_tiny_chunks_row_blocks_and_threads_change_nothing(data: st.DataObject) 
     p = data.draw(plans())
     name = data.draw(st.sampled_from(["float32", "int32", "float16"]))
     assume(p.refusal(name) is None)
+    p = for_dtype(p, name)
     x = data.draw(inputs(p, name))
     expected, expected_idx = pool(x, p, threads=1)
     saved = (kernel.CHUNK_BYTES, kernel.PARALLEL_BYTES)
@@ -208,7 +211,7 @@ def test_mlas_nan_rules_match_the_loop_transcription(data: st.DataObject) -> Non
     x[rng.random(p.input_shape) < share] = np.nan
     x[rng.random(p.input_shape) < data.draw(st.sampled_from([0.0, 0.1, 0.6]))] = -np.inf
     x = x.astype(name)
-    values, indices = pool(x, p)
+    values, indices = pool(x, for_dtype(p, name))
     expected, _ = reference.pool(x, p)
     assert indices is None
     np.testing.assert_array_equal(values, expected.astype(x.dtype), err_msg=str(p))
@@ -228,7 +231,7 @@ def test_half_max_on_every_bit_pattern(name: str, indices: bool) -> None:
         params = PoolParams(
             "MaxPool", "max", (3, 2), (2, 2), (1, 1), ((1, 1), (0, 1)), indices=indices
         )
-        p = plan(params, x.shape, convention)
+        p = plan(params, x.shape, convention, dtype=x.dtype)
         values, idx = pool(x, p)
         with np.errstate(invalid="ignore"):  # the reference's casts of NaN
             expected, expected_idx = reference.pool(x, p)

@@ -16,6 +16,7 @@ import pytest
 
 from irpool.frontends import onnx_model
 from irpool.frontends.onnx_model import to_graph
+from irpool.geometry import plan
 from irpool.ops import onnx as onnx_ops
 from irpool.oracles import onnx_reference, onnxruntime_rt
 from irpool.quant import qlinear_average_pool
@@ -189,13 +190,14 @@ def test_qlinear_average_pool_matches_onnxruntime(ort: ModuleType, onnx: ModuleT
         )[0]
         spec = onnx_ops.select("QLinearAveragePool", "com.microsoft", 1)
         params = onnx_ops.params(spec, attrs, len(shape))
+        nchw = (shape[0], shape[-1], *shape[1:-1]) if attrs.get("channels_last") else shape
         got = qlinear_average_pool(
             x,
             scales[0],
             zeros[0],
             scales[1],
             zeros[1],
-            params,
+            plan(params, tuple(nchw), "onnx"),
             channels_last=bool(attrs.get("channels_last")),
         )
         assert got.dtype == expected.dtype and got.shape == expected.shape, attrs

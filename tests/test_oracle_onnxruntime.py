@@ -91,7 +91,7 @@ def make_input(case: dict[str, Any], rng: np.random.Generator) -> np.ndarray:
 def irpool_run(case: dict[str, Any], x: np.ndarray) -> list[np.ndarray]:
     spec = onnx_ops.select(case["op"], "", case["opset"])
     params = onnx_ops.params(spec, case["attrs"], x.ndim, indices=case["n_outputs"] == 2)
-    values, indices = pool(x, plan(params, x.shape, "onnx"))
+    values, indices = pool(x, plan(params, x.shape, "onnx", dtype=x.dtype))
     return [values] + ([indices] if case["n_outputs"] == 2 and indices is not None else [])
 
 
@@ -213,7 +213,7 @@ def test_max_nan_rules_match_onnxruntime(ort: ModuleType, onnx: ModuleType) -> N
             continue
         spec = onnx_ops.select("MaxPool", "", case["opset"])
         indices = case["n_outputs"] == 2
-        p = plan(onnx_ops.params(spec, case["attrs"], x.ndim, indices=indices), x.shape, "onnx")
+        p = plan(onnx_ops.params(spec, case["attrs"], x.ndim, indices=indices), x.shape, "onnx", dtype=x.dtype)
         path = f"{p.nan_max} {case['dtype']}"
         seen[path] = seen.get(path, 0) + 1
         got = irpool_run(case, x)

@@ -19,7 +19,8 @@ import pytest
 from irpool.frontends.ir_writer import NetBuilder
 from irpool.frontends.ir_xml import parse_text
 from irpool.geometry import plan
-from irpool.kernel import bfloat16, pool
+from irpool.kernel import pool
+from irpool.model import bfloat16
 from irpool.oracles import openvino_rt
 from irpool.shapes import infer
 
@@ -136,7 +137,7 @@ def run_openvino(ov: ModuleType, xml: str, x: np.ndarray) -> list[np.ndarray] | 
 
 def run_irpool(xml: str, x: np.ndarray, want_indices: bool) -> list[np.ndarray]:
     layer = infer(parse_text(xml, "case.xml")).pooling[0]
-    values, indices = pool(x, plan(layer.params, x.shape, "openvino"))
+    values, indices = pool(x, plan(layer.params, x.shape, "openvino", dtype=x.dtype))
     return [values] + ([indices] if want_indices and indices is not None else [])
 
 

@@ -62,7 +62,7 @@ def test_sweep_matches_torch(torch: ModuleType) -> None:
             continue
         expected = [t.numpy() for t in out] if isinstance(out, tuple) else [out.numpy()]
         params = torch_ops.params(fn, **kwargs)
-        values, indices = pool(x, plan(params, x.shape, "torch"))
+        values, indices = pool(x, plan(params, x.shape, "torch", dtype=x.dtype))
         got = [values] + ([indices] if indices is not None else [])
         compared += 1
         for k, (g, e) in enumerate(zip(got, expected, strict=True)):

@@ -245,9 +245,9 @@ def test_cli_single_layer_of_a_real_model(tmp_path: Path) -> None:
 
 
 def test_bfloat16_round_trip(tmp_path: Path) -> None:
-    import irpool.kernel as kernel
+    from irpool.model import bfloat16
 
-    bf16 = kernel.bfloat16()
+    bf16 = bfloat16()
     if bf16 is None:
         pytest.skip("ml_dtypes is not installed")
     x = np.array([[1.5, -2.25, 3.0]], dtype=bf16)

@@ -13,7 +13,8 @@ from dataclasses import replace
 
 from ..errors import SpecError
 from ..geometry import AutoPad, PoolParams
-from .spec import REGISTRY, REQUIRED, Attr, OpSpec
+from ..model import Layer
+from .registry import REGISTRY, REQUIRED, Attr, OpSpec, Registry, Selected
 
 AUTO_PAD = Attr(
     "auto_pad",
@@ -42,6 +43,7 @@ AVERAGE_POOL_1 = OpSpec(
     roundings=("floor",),
     dtypes=FLOATS,
     source="Changelog AveragePool-1",
+    read=lambda spec, layer, rank: read(spec, layer, rank),
 )
 AVERAGE_POOL_7 = replace(
     AVERAGE_POOL_1,
@@ -79,6 +81,7 @@ MAX_POOL_1 = OpSpec(
     roundings=("floor",),
     dtypes=FLOATS,
     source="Changelog MaxPool-1",
+    read=lambda spec, layer, rank: read(spec, layer, rank),
 )
 MAX_POOL_8 = replace(
     MAX_POOL_1,
@@ -118,6 +121,8 @@ QLINEAR_AVERAGE_POOL_1 = OpSpec(
     dtypes=("u8", "i8"),
     divisor_override="full",
     source="onnxruntime contrib op; qlinear_pool.cc (count_include_pad divides by the kernel)",
+    kind="qlinear",
+    read=lambda spec, layer, rank: read(spec, layer, rank),
 )
 
 ONNX_OPS = (
@@ -135,7 +140,6 @@ ONNX_OPS = (
     MAX_POOL_22,
     QLINEAR_AVERAGE_POOL_1,
 )
-REGISTRY.add(*ONNX_OPS)
 
 
 def select(op_type: str, domain: str, opset: int) -> OpSpec:
@@ -233,7 +237,7 @@ def params(
     with_indices = spec.outputs == 2 if indices is None else indices
     return PoolParams(
         op=spec.label,
-        reduce=spec.reduce,
+        reduce=spec.reduce or "mean",
         window=kernel,
         strides=tuple(int(s) for s in strides),
         dilations=tuple(int(d) for d in dilations),
@@ -249,6 +253,12 @@ def params(
         onnxruntime_mlas=runs_mlas(spec, ceil, count_pad, with_indices, column_major, dilations),
         notes=tuple(notes),
     )
+
+
+def read(spec: OpSpec, layer: Layer, rank: int | None) -> PoolParams:
+    """PoolParams of an ONNX node for an input of `rank` dims (None: not known); the Indices
+    output counts when the node lists it."""
+    return params(spec, layer.attrs, rank, indices=len(layer.outputs) > 1)
 
 
 def runs_mlas(
@@ -278,10 +288,6 @@ def pads_from_onnx(flat: tuple[int, ...]) -> tuple[tuple[int, int], ...]:
     return tuple((flat[i], flat[n + i]) for i in range(n))
 
 
-def pads_to_onnx(pads: tuple[tuple[int, int], ...]) -> list[int]:
-    return [b for b, _ in pads] + [e for _, e in pads]
-
-
 def spec_output_size(spec: OpSpec, params: PoolParams, axis: int, n: int) -> int:
     """The output size the ONNX operator text of `spec`'s version gives (not what runtimes
     compute): VALID `ceil((n - k_eff + 1) / s)` and SAME `ceil(n / s)` whatever ceil_mode says,
@@ -300,3 +306,23 @@ def spec_output_size(spec: OpSpec, params: PoolParams, axis: int, n: int) -> int
     if spec.since >= 22 and (out - 1) * s >= n + pb:
         out -= 1
     return out
+
+
+def opset_of(layer: Layer) -> int:
+    """The opset of an ONNX node's domain, as the reader wrote it (`opsetN`)."""
+    return int((layer.version or "opset1").removeprefix("opset"))
+
+
+def resolve(registry: Registry, layer: Layer) -> Selected | None:
+    """The entry of an ONNX node: its op type in its domain at the model's opset for that
+    domain; None for an op no entry has."""
+    dom = "ai.onnx" if layer.domain in ("", "ai.onnx") else layer.domain
+    if not registry.has_family(dom, layer.type) or registry.family_name(dom, layer.type) != (
+        layer.type
+    ):
+        return None
+    return Selected(registry.select(dom, layer.type, opset_of(layer)))
+
+
+REGISTRY.add(*ONNX_OPS)
+REGISTRY.resolver("onnx", resolve)

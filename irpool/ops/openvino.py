@@ -13,7 +13,8 @@ from dataclasses import replace
 
 from ..errors import SpecError
 from ..geometry import AutoPad, PoolParams, Rounding
-from .spec import REGISTRY, Attr, OpSpec, read_ir_attrs
+from ..model import Layer
+from .registry import REGISTRY, Attr, OpSpec, Registry, Selected, read_ir_attrs
 
 LATEST_OPSET = 16
 """Newest opset of openvino 2026.4 that holds the pooling ops (its opset17 has none)."""
@@ -63,6 +64,7 @@ AVG_POOL_1 = OpSpec(
     reduce="mean",
     dtypes=FLOAT_TYPES + INT_TYPES,
     source="avg-pool-1.rst",
+    read=lambda spec, layer, rank: read(spec, layer, rank),
 )
 AVG_POOL_14 = replace(
     AVG_POOL_1, since=14, roundings=("floor", "ceil", "ceil_torch"), source="avg-pool-14.rst"
@@ -78,6 +80,7 @@ MAX_POOL_1 = OpSpec(
     reduce="max",
     dtypes=FLOAT_TYPES + INT_TYPES,
     source="max-pool-1.rst",
+    read=lambda spec, layer, rank: read(spec, layer, rank),
 )
 MAX_POOL_8 = replace(
     MAX_POOL_1,
@@ -91,13 +94,8 @@ MAX_POOL_14 = replace(
 )
 
 OPENVINO_OPS = (AVG_POOL_1, AVG_POOL_14, AVG_POOL_16, MAX_POOL_1, MAX_POOL_8, MAX_POOL_14)
-REGISTRY.add(*OPENVINO_OPS)
 
 _OPSET = re.compile(r"^opset([0-9]+)$")
-
-
-def is_pooling(op_type: str) -> bool:
-    return REGISTRY.has_family("openvino", op_type)
 
 
 def known_opsets(family: str) -> str:
@@ -136,7 +134,7 @@ def select(op_type: str, version: str | None, data: Mapping[str, str]) -> tuple[
     return REGISTRY.select("openvino", family, int(m.group(1))), None
 
 
-def params(spec: OpSpec, data: Mapping[str, str], rank: int | None) -> PoolParams:
+def params(spec: OpSpec, data: Mapping[str, str], rank: int | None = None) -> PoolParams:
     """PoolParams of an IR layer from its `<data>` strings; `rank` is the input rank if known."""
     values = read_ir_attrs(spec, data)
     notes: list[str] = []
@@ -210,7 +208,7 @@ def params(spec: OpSpec, data: Mapping[str, str], rank: int | None) -> PoolParam
     index_type = str(values.get("index_element_type", "i64"))
     return PoolParams(
         op=spec.label,
-        reduce=spec.reduce,
+        reduce=spec.reduce or "mean",
         window=kernel,
         strides=strides,
         dilations=dilations,
@@ -224,6 +222,11 @@ def params(spec: OpSpec, data: Mapping[str, str], rank: int | None) -> PoolParam
         openvino_checks=True,
         notes=tuple(notes),
     )
+
+
+def read(spec: OpSpec, layer: Layer, rank: int | None) -> PoolParams:
+    """PoolParams of an IR layer for an input of `rank` dims (None: not known)."""
+    return params(spec, layer.data, rank)
 
 
 def _ints(value: object) -> tuple[int, ...]:
@@ -247,3 +250,18 @@ def _rounding(value: str) -> Rounding:
     if value == "ceil_torch":
         return "ceil_torch"
     return "floor"
+
+
+def resolve(registry: Registry, layer: Layer) -> Selected | None:
+    """The entry of an IR layer: by its type (case-insensitive, as openvino reads it) and
+    opset; None for a type no entry has."""
+    if not registry.has_family("openvino", layer.type):
+        return None
+    if not registry.versions("openvino", layer.type)[0].pooling:
+        return Selected(registry.versions("openvino", layer.type)[-1])
+    spec, note = select(layer.type, layer.version, layer.data)
+    return Selected(spec, note)
+
+
+REGISTRY.add(*OPENVINO_OPS)
+REGISTRY.resolver("ir", resolve)

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import OracleMissing, OracleRefused, Where
+from ..errors import OracleMissing, OracleRefused, UsageError, Where
 
 DEFAULT_PRECISION = "f32"
 
@@ -79,7 +79,9 @@ def compile_model(
 
 
 def _dilations_missing(op: Any) -> bool:
-    if op.get_type_name() not in ("AvgPool", "MaxPool"):
+    from ..ops import REGISTRY
+
+    if not REGISTRY.is_pooling_type("openvino", op.get_type_name()):
         return False
     attrs = op.get_attributes()
     return "dilations" in attrs and len(attrs["dilations"]) == 0
@@ -92,7 +94,7 @@ def op_label(op: Any) -> str:
 
 def indices_unusable(op: Any) -> bool:
     """A MaxPool whose indices output the CPU plugin cannot compute (empty `dilations`)."""
-    return op.get_type_name() == "MaxPool" and op.get_output_size() > 1 and _dilations_missing(op)
+    return op.get_output_size() > 1 and _dilations_missing(op)
 
 
 def unusable(op: Any) -> str | None:
@@ -101,7 +103,7 @@ def unusable(op: Any) -> str | None:
         return None
     ones = ",".join("1" for _ in op.get_attributes().get("kernel", ())) or "1"
     expected = f'expected dilations="{ones}", one value per spatial axis'
-    if op.get_type_name() == "AvgPool":
+    if op.get_output_size() == 1:
         return (
             f'"dilations" is missing or empty: openvino {version()} crashes (segmentation '
             f"fault) or hangs compiling an {op_label(op)} without dilations, so irpool does not "
@@ -147,7 +149,7 @@ def from_tensor(tensor: Any) -> np.ndarray:
     """A numpy copy of an openvino output tensor (bfloat16 as ml_dtypes.bfloat16)."""
     ov = load()
     if tensor.element_type == ov.Type.bf16:
-        from ..kernel import bfloat16
+        from ..model import bfloat16
 
         bf = bfloat16()
         bits = np.array(tensor.data, copy=True).view(np.uint16)
@@ -176,6 +178,50 @@ def _source_key(output: Any) -> tuple[str, int]:
     return output.get_node().get_friendly_name(), output.get_index()
 
 
+def _read_held(output: Any) -> Any:
+    """At f32 precision the plugin holds f16 tensors in float32 between layers (a layer's input
+    is not rounded to f16): an f16 tensor is read through a Convert to f32, which shows the
+    value the next layer really gets."""
+    if output.get_element_type() != load().Type.f16:
+        return output
+    from openvino import opset1
+
+    return opset1.convert(output, "f32").output(0)
+
+
+def probe(
+    model: Any,
+    taps: Sequence[Any],
+    inputs: Mapping[str, np.ndarray],
+    precision: str = DEFAULT_PRECISION,
+    held: Sequence[bool] | None = None,
+) -> list[np.ndarray]:
+    """The one openvino probe: run `model` once, with each of `taps` (outputs of its ops) made
+    an output of the model too, and return their values in order.  `held[i]` reads tap i as
+    the value the plugin holds (see _read_held).  The model's Parameters take their inputs by
+    friendly name or any tensor name of theirs; a missing one is a UsageError naming it.
+    The model is changed (its extra outputs stay)."""
+    shown = [_read_held(tap) if held is not None and held[i] else tap for i, tap in enumerate(taps)]
+    if shown:
+        model.add_outputs(shown)
+    position: dict[tuple[str, int], int] = {}
+    for i, result in enumerate(model.get_results()):
+        position.setdefault(_source_key(result.input(0).get_source_output()), i)
+    compiled = compile_model(model, precision)
+    request = compiled.create_infer_request()
+    for param in model.get_parameters():
+        names = {param.get_friendly_name(), *param.output(0).get_names()}
+        key = next((n for n in sorted(names) if n in inputs), None)
+        if key is None:
+            raise UsageError(
+                f"no input array for openvino's Parameter {param.get_friendly_name()!r} "
+                f"(names: {', '.join(sorted(names))}); expected one of them"
+            )
+        request.set_tensor(param.output(0), to_tensor(inputs[key]))
+    request.infer()
+    return [from_tensor(request.get_output_tensor(position[_source_key(o)])) for o in shown]
+
+
 def probe_layers(
     path: str,
     names: list[str],
@@ -183,12 +229,16 @@ def probe_layers(
     precision: str = DEFAULT_PRECISION,
     held: bool = True,
     skipped: dict[str, str] | None = None,
+    outputs: bool = True,
 ) -> tuple[dict[str, tuple[list[np.ndarray], list[np.ndarray]]], list[str]]:
-    """Run the whole model in openvino and return, for every named layer that openvino's graph
+    """Run the model at `path` once and return, for every named layer that openvino's graph
     still has, (its input tensors, its output tensors); and the names it does not have
     (openvino drops layers that reach no Result).  With `held`, f16 inputs come as the float32
-    values the plugin holds (see below); without, rounded to f16 as their type says.  Outputs
-    the plugin cannot compute (`indices_unusable`) are left out, and `skipped` says why."""
+    values the plugin holds (_read_held); without, rounded to f16 as their type says.  Without
+    `outputs` only the inputs are asked for: asking for a MaxPool-8/14's unused indices moves
+    it to another implementation of the CPU plugin, one that fails without dilations or with
+    bfloat16 (measured, 2026.4.1).  Outputs the plugin cannot compute (`indices_unusable`) are
+    left out, and `skipped` says why."""
     model = read_path(path)
     ops = {op.get_friendly_name(): op for op in model.get_ordered_ops()}
     wanted: dict[str, tuple[list[Any], list[Any]]] = {}
@@ -199,8 +249,8 @@ def probe_layers(
             missing.append(name)
             continue
         ins = [op.input(i).get_source_output() for i in range(op.get_input_size())]
-        outs = [op.output(i) for i in range(op.get_output_size())]
-        if indices_unusable(op) and not op.output(1).get_target_inputs():
+        outs = [op.output(i) for i in range(op.get_output_size())] if outputs else []
+        if outs and indices_unusable(op) and not op.output(1).get_target_inputs():
             outs = outs[:1]
             if skipped is not None:
                 skipped[name] = (
@@ -208,40 +258,41 @@ def probe_layers(
                     f"a {op_label(op)} whose dilations are empty"
                 )
         wanted[name] = (ins, outs)
-    if held and precision == "f32":
-        # at f32 precision the plugin holds f16 tensors in float32 between layers (a layer's
-        # input is not rounded to f16): read them through a Convert to f32, which shows the
-        # value the next layer really gets
-        from openvino import opset1
-
-        for ins, _ in wanted.values():
-            for i, source in enumerate(ins):
-                if source.get_element_type() == load().Type.f16:
-                    ins[i] = opset1.convert(source, "f32").output(0)
-    extra = [o for ins, outs in wanted.values() for o in (*ins, *outs)]
-    if extra:
-        model.add_outputs(extra)
-    position: dict[tuple[str, int], int] = {}
-    for i, result in enumerate(model.get_results()):
-        position.setdefault(_source_key(result.input(0).get_source_output()), i)
-    compiled = compile_model(model, precision)
-    request = compiled.create_infer_request()
-    for param in model.get_parameters():
-        names_of = {param.get_friendly_name(), *param.output(0).get_names()}
-        key = next((n for n in names_of if n in inputs), None)
-        if key is None:
-            raise KeyError(param.get_friendly_name())
-        request.set_tensor(param.output(0), to_tensor(inputs[key]))
-    request.infer()
-    results = [from_tensor(request.get_output_tensor(i)) for i in range(len(compiled.outputs))]
-    found = {
-        name: (
-            [results[position[_source_key(o)]] for o in ins],
-            [results[position[_source_key(o)]] for o in outs],
-        )
-        for name, (ins, outs) in wanted.items()
-    }
+    taps = [o for ins, outs in wanted.values() for o in (*ins, *outs)]
+    flags: list[bool] = []
+    for ins, outs in wanted.values():
+        flags += [held and precision == "f32"] * len(ins) + [False] * len(outs)
+    values = iter(probe(model, taps, inputs, precision, flags))
+    found = {}
+    for name, (ins, outs) in wanted.items():
+        found[name] = ([next(values) for _ in ins], [next(values) for _ in outs])
     return found, missing
+
+
+def convert(path: str) -> Any:
+    """openvino's conversion of a source model (ONNX, ...) into an ov.Model."""
+    return load().convert_model(path)
+
+
+def upstream_pooling(output: Any) -> str:
+    """The pooling op openvino placed at or above an output of a model, described with its
+    attributes (how convert-report names the layer a node became)."""
+    from ..ops import REGISTRY
+
+    seen: set[str] = set()
+    frontier = [output.get_node()]
+    while frontier:
+        node = frontier.pop(0)
+        if node.get_friendly_name() in seen:
+            continue
+        seen.add(node.get_friendly_name())
+        if REGISTRY.is_pooling_type("openvino", node.get_type_name()):
+            attrs = node.get_attributes()
+            keys = ("rounding_type", "exclude-pad", "auto_pad", "axis")
+            shown = ", ".join(f"{k}={attrs[k]}" for k in keys if k in attrs)
+            return f"{op_label(node)} ({shown})"
+        frontier.extend(node.input_value(i).get_node() for i in range(node.get_input_size()))
+    return "no pooling layer found upstream"
 
 
 def output_shapes(path: str) -> dict[str, list[str]]:

@@ -1,0 +1,112 @@
+"""Element types: the compute type of a plan, conversions in and out of it (bfloat16 through
+its bits, float64 saturated to float32, integers rounded as openvino converts them), and the
+order-preserving int16 keys of float16/bfloat16 values."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from .scratch import Scratch
+
+Array = npt.NDArray[Any]
+
+F32_MAX = float(np.finfo(np.float32).max)
+
+
+def to_compute(chunk: Array, name: str, cdt: np.dtype[Any]) -> Array:
+    if name == "bfloat16":
+        return (chunk.view(np.uint16).astype(np.uint32) << 16).view(np.float32)
+    if name == "float64" and cdt == np.float32:
+        return np.clip(chunk, -F32_MAX, F32_MAX).astype(np.float32)
+    if chunk.dtype == cdt:
+        return chunk
+    return chunk.astype(cdt)
+
+
+def _int_range(dtype: np.dtype[Any]) -> tuple[int, int]:
+    info = np.iinfo(dtype)
+    return int(info.min), int(info.max)
+
+
+def copy_compute(dst: Array, src: Array, name: str, cdt: np.dtype[Any]) -> None:
+    """dst[...] = src in the compute type (bfloat16 via its bits, float64 saturated to float32
+    when narrowed, integers wrapped)."""
+    if name == "bfloat16":
+        np.multiply(src.view(np.uint16), 65536, out=dst.view(np.uint32), dtype=np.uint32)
+    elif name == "float64" and cdt == np.float32:
+        np.clip(src, -F32_MAX, F32_MAX, out=dst, casting="same_kind")
+    else:
+        np.copyto(dst, src, casting="unsafe")
+
+
+HALF_NAN_KEY = -0x7FFF
+"""Key of a NaN in `half_keys`: below every number, -inf included."""
+
+
+def half_keys(raw: Array, work: Scratch, fix_nan: bool) -> Array:
+    """float16/bfloat16 bit patterns as int16 keys with the order of the numbers: +m for
+    positives, -m for negatives (so +0 and -0 tie).  A NaN with the sign bit set is below -inf
+    already; with `fix_nan`, one without it is moved to HALF_NAN_KEY too (else it is above
+    +inf).  Four in-place integer passes instead of a where() with temporaries: about 2.4x
+    faster (measured on a 16x112x112 chunk)."""
+    bits = raw.view(np.int16)
+    keys = work.take("keys", bits.shape, np.dtype(np.int16))
+    sign = work.take("sign", bits.shape, np.dtype(np.int16))
+    np.right_shift(bits, 15, out=sign)  # 0 or -1
+    np.bitwise_and(sign, np.int16(0x7FFF), out=keys)
+    np.bitwise_xor(bits, keys, out=keys)  # -(m + 1) for negatives
+    np.subtract(keys, sign, out=keys)  # -m
+    if fix_nan:
+        infinity = 0x7C00 if raw.dtype.name == "float16" else 0x7F80
+        keys[keys > infinity] = HALF_NAN_KEY
+    return keys
+
+
+def half_bits(values: Array, work: Scratch) -> Array:
+    """Inverse of `half_keys` for keys of numbers (key 0 gives +0), in place: for a negative
+    key -m, -m - 1 is ~m, and flipping its 15 low bits gives 0x8000 | m."""
+    sign = work.take("bits_sign", values.shape, np.dtype(np.int16))
+    np.right_shift(values, 15, out=sign)
+    np.add(values, sign, out=values)
+    np.bitwise_and(sign, np.int16(0x7FFF), out=sign)
+    np.bitwise_xor(values, sign, out=values)
+    return values
+
+
+def store(acc: Array, dst: Array, name: str) -> None:
+    """Write computed values to the output dtype (nearest even for floats; float64 outputs
+    computed in float32 saturate at +-FLT_MAX, as openvino converts them; integers saturate)."""
+    if name == "float64" and acc.dtype == np.float32:
+        acc = np.clip(acc, -F32_MAX, F32_MAX)
+    elif dst.dtype.kind in "iu" and acc.dtype.kind in "iu" and acc.dtype != dst.dtype:
+        acc = np.clip(acc, *_int_range(dst.dtype))
+    np.copyto(dst, acc, casting="unsafe")
+
+
+def float_to_int(result: Array, dtype: np.dtype[Any]) -> Array:
+    """A float mean to an integer type, as openvino's CPU plugin converts: saturating, and a
+    NaN (an empty window, 0/0) becomes 0 for 8-bit types and INT32_MIN for 32/64-bit ones."""
+    info = np.iinfo(dtype)
+    nan_value = 0 if info.bits == 8 else np.iinfo(np.int32).min
+    result = np.where(np.isnan(result), nan_value, result)
+    return np.clip(result, info.min, info.max)
+
+
+def integers_as_float32(x: Array) -> Array:
+    """An integer tensor as openvino's float32 path sees it (64-bit integers wrap to 32)."""
+    if x.dtype.itemsize == 8:
+        x = x.astype(np.int32)
+    return np.asarray(x.astype(np.float32))
+
+
+def round_to_integer(values: Array, dtype: np.dtype[Any]) -> Array:
+    """Float results back to an integer type as openvino converts them: half to even,
+    saturating (64-bit types at 32 bits, the width they were computed in), NaN to 0 for 8-bit
+    types and INT32_MIN otherwise (float_to_int)."""
+    width = np.dtype(np.int32) if dtype.itemsize == 8 else dtype
+    with np.errstate(invalid="ignore"):
+        rounded = float_to_int(np.rint(values.astype(np.float64)), width)
+    return np.asarray(rounded.astype(dtype))

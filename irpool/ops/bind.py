@@ -1,0 +1,210 @@
+"""bind(graph, layer): the one reader of a pooling layer's attributes.
+
+A layer becomes a `Bound`: its registry entry, its attributes read into PoolParams, the
+convention it runs under, and what the graph says about it (whether its indices output is used,
+its constant inputs).  Nothing after `bind` reads a layer's attributes again:
+
+* `Bound.plan(shape, dtype)` is the dtype-complete PoolPlan that the kernel executes, `explain`
+  prints and `compare` computes with (made once per shape and dtype, then reused);
+* `Bound.infer(shape)` is the output shape `check` reports, on interval dims, derived from the
+  same per-axis geometry.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from .. import conventions as conv
+from .. import geometry
+from ..conventions import Convention
+from ..errors import IrParseError, IrpoolError, SpecError
+from ..geometry import PoolParams, PoolPlan
+from ..model import Graph, Layer, Shape
+from .registry import REGISTRY, OpSpec
+
+Array = npt.NDArray[Any]
+
+
+@dataclass(frozen=True)
+class Inferred:
+    """A pooling layer's shapes as shape inference gives them (NCHW order for channels-last
+    layers is undone: shapes are in the layer's own layout)."""
+
+    input_shape: Shape | None
+    output_shape: Shape | None
+    formulas: tuple[str, ...]
+    unknown: tuple[bool, ...] = ()
+    """Per output axis: the size rests on an input dim written as -1, so the output dim is a
+    bound, not openvino's exact result; empty when no axis is unknown."""
+
+
+@dataclass(frozen=True)
+class Bound:
+    """A pooling layer bound to its entry, convention and place in the graph.  Its attributes
+    are read (by the entry's reader, with the runtime's checks in the runtime's order) once
+    per input rank: the rank decides some of the checks."""
+
+    layer: Layer
+    spec: OpSpec
+    convention: Convention
+    indices_used: bool
+    """Whether the model consumes the indices output (openvino pools integer MaxPool-8/14 layers
+    in integers then, see Convention.integers_in_float32)."""
+    note: str | None = None
+    """How the entry was chosen, where the file does not say (a fragment without a version)."""
+    channels_last: bool = False
+    """The data is N, *spatial, C (com.microsoft QLinear ops with channels_last=1)."""
+    given: PoolParams | None = None
+    """Parameters given directly instead of read from the layer (see `with_params`)."""
+    _params: dict[int | None, PoolParams] = field(default_factory=dict, compare=False, repr=False)
+    _plans: dict[tuple[Any, ...], PoolPlan] = field(default_factory=dict, compare=False, repr=False)
+
+    @property
+    def label(self) -> str:
+        return self.layer.label
+
+    def params_for(self, rank: int | None) -> PoolParams:
+        """The attributes read for an input of `rank` dims (None: unknown rank), with the
+        runtime's checks; errors name the layer."""
+        if self.given is not None:
+            return self.given
+        found = self._params.get(rank)
+        if found is None:
+            assert self.spec.read is not None
+            try:
+                found = self.spec.read(self.spec, self.layer, rank)
+            except IrpoolError as e:
+                raise e.at(self.layer.where()) from None
+            self._params[rank] = found
+        return found
+
+    def with_params(self, params: PoolParams) -> Bound:
+        """The same layer with other parameters (to explain what a variant would do)."""
+        return Bound(
+            self.layer,
+            self.spec,
+            self.convention,
+            self.indices_used,
+            self.note,
+            self.channels_last,
+            params,
+        )
+
+    @property
+    def params(self) -> PoolParams:
+        """The attributes read without an input rank."""
+        return self.params_for(None)
+
+    @property
+    def notes(self) -> tuple[str, ...]:
+        """What the reader noticed (ignored attributes, defaults openvino fills in, ...)."""
+        read = next(iter(self._params.values()), None) or self.params
+        return tuple(n for n in (self.note, *read.notes) if n)
+
+    def _nchw(self, shape: tuple[Any, ...]) -> tuple[Any, ...]:
+        if self.channels_last and len(shape) > 2:
+            return (shape[0], shape[-1], *shape[1:-1])
+        return shape
+
+    def plan(
+        self,
+        input_shape: tuple[int, ...],
+        dtype: str | np.dtype[Any] = "float32",
+        convention: str | Convention | None = None,
+        indices_used: bool | None = None,
+    ) -> PoolPlan:
+        """The plan for data of `input_shape` (the layer's layout) and `dtype`, under the bound
+        convention or another one (and, for compare's probe, indices taken as used or not);
+        made once, then reused; errors name the layer."""
+        cv = self.convention if convention is None else conv.get(convention)
+        name = dtype if isinstance(dtype, str) else str(np.dtype(dtype).name)
+        used = self.indices_used if indices_used is None else indices_used
+        key = (tuple(input_shape), name, cv.name, used)
+        found = self._plans.get(key)
+        if found is None:
+            shape = tuple(int(n) for n in self._nchw(tuple(input_shape)))
+            try:
+                params = self.params_for(len(shape))
+                found = geometry.plan(params, shape, cv, used, name)
+            except IrpoolError as e:
+                raise e.at(self.layer.where()) from None
+            self._plans[key] = found
+        return found
+
+    def infer(self, input_shape: Shape | None, unknown: tuple[bool, ...] = ()) -> Inferred:
+        """Output shape and formulas for an input of interval dims (None: dynamic rank)."""
+        rank = None if input_shape is None else len(input_shape)
+        if input_shape is None or len(unknown) != len(input_shape) or not any(unknown):
+            unknown = ()
+        shape = None if input_shape is None else self._nchw(input_shape)
+        marks = self._nchw(unknown) if unknown else ()
+        try:
+            params = self.params_for(rank)
+            output, formulas = geometry.infer_shape(params, shape, self.convention, marks)
+        except IrpoolError as e:
+            raise e.at(self.layer.where()) from None
+        if output is not None and self.channels_last:
+            output = (output[0], *output[2:], output[1])
+            marks = (marks[0], *marks[2:], marks[1]) if marks else ()
+        return Inferred(input_shape, output, formulas, marks)
+
+
+BIND_CALLS = 0
+"""How many times `bind` ran in this process (tests check that a command binds each layer
+once)."""
+
+
+def bind(
+    graph: Graph,
+    layer: Layer,
+    convention: str | Convention | None = None,
+    indices_used: bool | None = None,
+) -> Bound:
+    """Bind a pooling layer of `graph`: the only place its attributes are read.
+
+    `convention` overrides the layer's own (openvino for IR layers, onnx for ONNX nodes);
+    `indices_used` overrides what the graph says (compare's openvino probe reads the indices of
+    every MaxPool-8/14, so openvino computes them as used there)."""
+    global BIND_CALLS
+    BIND_CALLS += 1
+    found = REGISTRY.lookup(layer)
+    if found is None or not found.spec.pooling:
+        raise SpecError(f"the layer is a {layer.type}, not a pooling layer", layer.where())
+    spec = found.spec
+    if not layer.domain and len(layer.outputs) > spec.outputs:
+        raise IrParseError(
+            f"{spec.label} has {spec.outputs} output(s); the layer declares "
+            f"{len(layer.outputs)} output ports",
+            layer.where(layer.outputs[spec.outputs].line),
+        )
+    used = indices_used if indices_used is not None else _indices_used(graph, layer)
+    return Bound(
+        layer=layer,
+        spec=spec,
+        convention=conv.get(convention or spec.convention),
+        indices_used=used,
+        note=found.note,
+        channels_last=spec.kind == "qlinear" and bool(layer.attrs.get("channels_last")),
+    )
+
+
+def _indices_used(graph: Graph, layer: Layer) -> bool:
+    """Whether an edge leaves the layer's second output (MaxPool-8/14 indices); a layer of a
+    fragment file is taken as having them used (nothing says otherwise)."""
+    if graph.fragment:
+        return True
+    if len(layer.outputs) < 2 or layer.id is None:
+        return False
+    return graph.consumed(layer.id, layer.outputs[1].id)
+
+
+def constant_input(graph: Graph, layer: Layer, port: int) -> Array | None:
+    """The value of a layer's input that is a constant (an ONNX initializer), or None."""
+    p = layer.inputs[port] if port < len(layer.inputs) else None
+    if p is None or not p.names or p.names[0] not in graph.initializers:
+        return None
+    return np.asarray(graph.initializers[p.names[0]])

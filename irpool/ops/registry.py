@@ -1,0 +1,284 @@
+"""The op registry: every op version of every front end is one entry (an `OpSpec`).
+
+An entry holds what irpool knows of one op version: its attributes (spelling in the file, name
+inside irpool, kind, default, which are required), the family it belongs to (which decides the
+kernel path and the shape rule), the element types it takes, its outputs, the convention its
+front end implies, and the function that reads a layer's attributes into `PoolParams`.  The
+front ends' modules (`ops/openvino.py`, `ops/onnx.py`, `ops/glue.py`) add their entries at import;
+`lookup(layer)` is the one place that says which entry a layer of a model is, or that it is none.
+Adding an op version is adding an entry (see docs/architecture.md).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal
+
+from ..errors import IrpoolError, SpecError
+from ..model import INT64_MAX, Layer, parse_int
+
+if TYPE_CHECKING:
+    from ..geometry import PoolParams
+
+INT64_MIN = -INT64_MAX - 1
+
+Domain = Literal["openvino", "ai.onnx", "com.microsoft"]
+AttrKind = Literal["ints", "int", "bool", "enum", "str"]
+
+
+class _Required:
+    def __repr__(self) -> str:
+        return "REQUIRED"
+
+
+REQUIRED: object = _Required()
+
+
+@dataclass(frozen=True)
+class Attr:
+    """One attribute: its spelling in the file, its name inside irpool, kind and default."""
+
+    wire: str
+    name: str
+    kind: AttrKind
+    default: object = REQUIRED
+    choices: tuple[str, ...] = ()
+    minimum: int | None = None
+    note: str = ""
+
+
+Kind = Literal["window", "qlinear", "glue"]
+"""What an entry is: a windowed pooling op (AvgPool, MaxPool, AveragePool), a quantised one
+(QLinearAveragePool: dequantise, the windowed kernel, requantise), or glue that `run` executes
+around pooling layers (Parameter, Const, Convert, Result, ...)."""
+
+Role = Literal["pooling", "parameter", "const", "convert", "identity", "reshape", "result"]
+"""How `run` treats a layer of the entry (pooling layers, and the glue between them)."""
+
+
+@dataclass(frozen=True)
+class OpSpec:
+    """One version of one op of one front end."""
+
+    domain: Domain
+    family: str
+    since: int
+    attrs: tuple[Attr, ...] = ()
+    reduce: Literal["max", "mean"] | None = None
+    roundings: tuple[str, ...] = ("floor", "ceil")
+    outputs: int = 1
+    dtypes: tuple[str, ...] = ()
+    divisor_override: Literal["full"] | None = None
+    source: str = ""
+    kind: Kind = "window"
+    role: Role = "pooling"
+    read: Callable[[OpSpec, Layer, int | None], PoolParams] | None = field(
+        default=None, compare=False, repr=False
+    )
+    """Reads a layer's attributes into PoolParams for an input rank (None: unknown), checking
+    them as the runtime does (pooling entries); only a bound layer calls it."""
+    execute: Callable[[Layer, list[Any]], list[Any]] | None = field(
+        default=None, compare=False, repr=False
+    )
+    """Computes a glue layer's outputs from its inputs (glue entries)."""
+
+    @property
+    def label(self) -> str:
+        """`AvgPool-14`, `AveragePool-19`, `QLinearAveragePool-1`."""
+        return f"{self.family}-{self.since}"
+
+    @property
+    def pooling(self) -> bool:
+        """Whether the entry is a pooling op (checked, run, explained and compared)."""
+        return self.kind != "glue"
+
+    @property
+    def convention(self) -> str:
+        """The convention a layer of this entry defaults to: openvino for IR layers, onnx
+        (onnxruntime's behaviour) for ONNX nodes."""
+        return "openvino" if self.domain == "openvino" else "onnx"
+
+    def wire_names(self) -> set[str]:
+        return {a.wire for a in self.attrs}
+
+    def wire(self, name: str) -> str:
+        """The spelling in the file of the attribute irpool calls `name`."""
+        return next((a.wire for a in self.attrs if a.name == name), name)
+
+
+@dataclass(frozen=True)
+class Selected:
+    """The entry a layer is, and a note on how it was chosen (None when the file says)."""
+
+    spec: OpSpec
+    note: str | None = None
+
+
+Resolver = Callable[["Registry", Layer], Selected | None]
+
+
+class Registry:
+    """All known entries, looked up by front-end domain, family (case-insensitive) and version."""
+
+    def __init__(self) -> None:
+        self._rows: dict[tuple[str, str], list[OpSpec]] = {}
+        self._names: dict[tuple[str, str], str] = {}
+        self._resolvers: dict[str, Resolver] = {}
+
+    def add(self, *rows: OpSpec) -> None:
+        for row in rows:
+            key = (row.domain, row.family.lower())
+            self._rows.setdefault(key, []).append(row)
+            self._rows[key].sort(key=lambda r: r.since)
+            self._names[key] = row.family
+
+    def remove(self, *rows: OpSpec) -> None:
+        """Take entries out again (a test's own entries)."""
+        for row in rows:
+            key = (row.domain, row.family.lower())
+            self._rows[key] = [r for r in self._rows.get(key, []) if r is not row]
+            if not self._rows[key]:
+                del self._rows[key]
+                del self._names[key]
+
+    def resolver(self, front_end: str, resolve: Resolver) -> None:
+        """How layers of a front end ("ir" or "onnx") find their entry."""
+        self._resolvers[front_end] = resolve
+
+    def families(self, domain: str, pooling: bool = True) -> list[str]:
+        return sorted(
+            name
+            for (d, key), name in self._names.items()
+            if d == domain and self._rows[(d, key)][0].pooling == pooling
+        )
+
+    def has_family(self, domain: str, family: str) -> bool:
+        return (domain, family.lower()) in self._rows
+
+    def family_name(self, domain: str, family: str) -> str:
+        return self._names[(domain, family.lower())]
+
+    def versions(self, domain: str, family: str) -> list[OpSpec]:
+        return list(self._rows.get((domain, family.lower()), []))
+
+    def select(self, domain: str, family: str, version: int) -> OpSpec:
+        """The newest row of `family` with since <= version; SpecError listing the known ones."""
+        rows = self._rows.get((domain, family.lower()))
+        if not rows:
+            known = ", ".join(self.families(domain))
+            raise SpecError(f"{family!r} is not a pooling op irpool knows; known: {known}")
+        candidates = [r for r in rows if r.since <= version]
+        if not candidates:
+            listed = ", ".join(str(r.since) for r in rows)
+            raise SpecError(
+                f"{rows[0].family} has no version {version}; known versions start at: {listed}"
+            )
+        return candidates[-1]
+
+    def lookup(self, layer: Layer) -> Selected | None:
+        """The entry of a layer, or None for an op irpool has no entry for.  A known family in
+        a version irpool does not know raises SpecError naming the layer."""
+        resolve = self._resolvers["onnx" if layer.domain else "ir"]
+        try:
+            return resolve(self, layer)
+        except IrpoolError as e:
+            raise e.at(layer.where()) from None
+
+    def spec(self, layer: Layer) -> OpSpec | None:
+        """The entry of a layer, or None (see lookup)."""
+        found = self.lookup(layer)
+        return None if found is None else found.spec
+
+    def role(self, layer: Layer) -> Role | None:
+        """How `run` treats a layer (None: no entry)."""
+        spec = self.spec(layer)
+        return None if spec is None else spec.role
+
+    def is_pooling(self, layer: Layer) -> bool:
+        """Whether a layer is a pooling op of some front end."""
+        spec = self.spec(layer)
+        return spec is not None and spec.pooling
+
+    def is_pooling_type(self, domain: str, family: str) -> bool:
+        """Whether an op type names a pooling family of a domain (e.g. an openvino node's type
+        name)."""
+        rows = self._rows.get((domain, family.lower()))
+        return rows is not None and rows[0].pooling
+
+
+REGISTRY = Registry()
+lookup = REGISTRY.lookup
+spec_of = REGISTRY.spec
+role_of = REGISTRY.role
+is_pooling = REGISTRY.is_pooling
+
+
+# -- reading attribute strings of IR <data> -------------------------------------------------
+
+
+def parse_int_list(raw: str) -> tuple[int, ...] | None:
+    """`"2, 2"` or `"2,2"` -> (2, 2); empty -> (); anything else, digits other than ASCII and
+    values outside int64 included (openvino cannot parse them either), -> None."""
+    text = raw.strip()
+    if text == "":
+        return ()
+    out: list[int] = []
+    for part in text.split(","):
+        value = parse_int(part)
+        if value is None or not INT64_MIN <= value <= INT64_MAX:
+            return None
+        out.append(value)
+    return tuple(out)
+
+
+def _brief(raw: str, limit: int = 60) -> str:
+    """An attribute value short enough for a one-line message."""
+    return raw if len(raw) <= limit else f"{raw[:limit]}... ({len(raw)} characters)"
+
+
+def read_ir_value(attr: Attr, raw: str) -> object:
+    """The typed value of one IR attribute string; SpecError saying what was expected."""
+    if attr.kind == "ints":
+        values = parse_int_list(raw)
+        if values is None:
+            raise SpecError(
+                f'"{attr.wire}"="{_brief(raw)}" is not a list of 64-bit integers such as "2, 2"'
+            )
+        if attr.minimum is not None and any(v < attr.minimum for v in values):
+            raise SpecError(
+                f'"{attr.wire}"="{_brief(raw)}" has a value below {attr.minimum}; '
+                f"expected integers >= {attr.minimum}"
+            )
+        return values
+    if attr.kind == "int":
+        values = parse_int_list(raw)
+        if values is None or len(values) != 1:
+            raise SpecError(f'"{attr.wire}"="{_brief(raw)}" is not a 64-bit integer')
+        return values[0]
+    if attr.kind == "bool":
+        low = raw.strip().lower()
+        if low not in ("true", "false"):
+            raise SpecError(f'"{attr.wire}"="{_brief(raw)}"; expected true or false')
+        return low == "true"
+    if attr.kind == "enum":
+        low = raw.strip().lower()
+        if low not in attr.choices:
+            choices = ", ".join(attr.choices)
+            raise SpecError(f'"{attr.wire}"="{_brief(raw)}"; expected one of {choices}')
+        return low
+    return raw
+
+
+def read_ir_attrs(spec: OpSpec, data: Mapping[str, str]) -> dict[str, object]:
+    """Typed attribute values by irpool name, with defaults filled in; unknown wires ignored."""
+    values: dict[str, object] = {}
+    for attr in spec.attrs:
+        raw = data.get(attr.wire)
+        if raw is None:
+            if attr.default is REQUIRED:
+                raise SpecError(f'attribute "{attr.wire}" is missing; {spec.label} requires it')
+            values[attr.name] = attr.default
+        else:
+            values[attr.name] = read_ir_value(attr, raw)
+    return values
