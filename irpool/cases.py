@@ -634,7 +634,7 @@ def ir_builder(
     dims = output_dims(layer, shape)
     outputs: list[tuple[Any, str]] = [(dims, element_type)]
     names = [("values",)]
-    two = layer.type == "MaxPool" and layer.opset >= 8
+    two = _outputs(layer) == 2
     if two:
         outputs.append((dims, layer.data.get("index_element_type", "i64")))
         names.append(("indices",))
@@ -643,6 +643,14 @@ def ir_builder(
     if two:
         net.result("indices", refs[1])
     return net
+
+
+def _outputs(layer: IrLayer) -> int:
+    """How many outputs the layer's op version has (its registry entry says)."""
+    from .ops import openvino as ov_ops
+
+    spec, _ = ov_ops.select(layer.type, f"opset{layer.opset}", layer.data)
+    return spec.outputs
 
 
 def output_dims(layer: IrLayer, shape: tuple[int, ...]) -> tuple[int, ...]:

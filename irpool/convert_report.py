@@ -91,7 +91,7 @@ def _divergence(pl: PoolingLayer, comparisons: list[OutputComparison], ov_layer:
 
     facts = Conversion(
         kind=pl.spec.kind,
-        family=pl.spec.family,
+        reduce=pl.spec.reduce,
         attrs=pl.layer.attrs,
         shapes_differ=any(not c.shape_ok for c in comparisons),
         indices_differ=len(comparisons) > 1 and not comparisons[1].passed,

@@ -53,7 +53,7 @@ class Conversion:
 
     kind: str
     """The node's entry kind: window or qlinear."""
-    family: str
+    reduce: str | None
     attrs: Mapping[str, Any]
     shapes_differ: bool
     indices_differ: bool
@@ -117,7 +117,7 @@ def _divisor_between(key: str) -> Callable[[PoolPlan, PoolPlan, Array], str | No
 
 
 def _d1_converted(c: Conversion) -> str | None:
-    if c.family == "AveragePool" and c.attrs.get("count_include_pad") and c.attrs.get("ceil_mode"):
+    if c.reduce == "mean" and c.attrs.get("count_include_pad") and c.attrs.get("ceil_mode"):
         return (
             f"D1: the node became {c.openvino_layer}; openvino divides windows reaching the ceil "
             "overhang by the whole kernel"

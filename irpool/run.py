@@ -30,7 +30,7 @@ from .geometry import PoolPlan
 from .kernel import integers_as_float32, pool, round_to_integer
 from .model import Graph, Layer, element_type_of_numpy, format_shape, numpy_dtype
 from .ops import REGISTRY, Bound, bind
-from .ops.bind import constant_input
+from .ops.binding import constant_input
 from .ops.glue import convert
 from .shapes import parameter_shape, require_port_dims
 

@@ -31,7 +31,7 @@ from .model import (
     shape_of,
 )
 from .ops import REGISTRY, Bound, bind
-from .ops.bind import Inferred
+from .ops.binding import Inferred
 from .ops.registry import OpSpec
 
 

@@ -3,7 +3,7 @@ added by its front end's module (`openvino`, `onnx`, `glue`); `bind` turns a lay
 every command uses."""
 
 from . import glue, onnx, openvino
-from .bind import Bound, bind
+from .binding import Bound, bind
 from .registry import REGISTRY, OpSpec, is_pooling, lookup, spec_of
 
 __all__ = [

@@ -204,7 +204,7 @@ def params(spec: OpSpec, data: Mapping[str, str], rank: int | None = None) -> Po
             index_axis = axis + rank if axis < 0 else axis
         else:
             index_axis = axis
-    count_pad = spec.reduce == "mean" and not bool(values["exclude_pad"])
+    count_pad = spec.reduce == "mean" and not bool(values.get("exclude_pad", True))
     index_type = str(values.get("index_element_type", "i64"))
     return PoolParams(
         op=spec.label,

@@ -27,7 +27,12 @@ def run(model: Any, feeds: Mapping[str, np.ndarray]) -> list[np.ndarray]:
 def known_wrong(
     op: str, attrs: Mapping[str, Any], input_shape: tuple[int, ...], has_nan: bool = False
 ) -> str | None:
-    """Why onnx's reference evaluator is known to get this node wrong, or None."""
+    """Why onnx's reference evaluator is known to get this node (of op type `op`) wrong, or
+    None."""
+    from ..ops import REGISTRY
+
+    spec = REGISTRY.versions("ai.onnx", op)
+    is_max = bool(spec) and spec[0].reduce == "max"
     spatial = input_shape[2:]
     rank = len(spatial)
     kernel = list(attrs.get("kernel_shape", [1] * rank))
@@ -40,19 +45,14 @@ def known_wrong(
         return "D5: the reference refuses ceil_mode with auto_pad"
     if auto in ("SAME_UPPER", "SAME_LOWER") and any(d > 1 for d in dilations):
         return "D4: SAME pads with dilations"
-    if op == "MaxPool" and auto == "SAME_LOWER" and any(s > 1 for s in strides):
+    if is_max and auto == "SAME_LOWER" and any(s > 1 for s in strides):
         return "D12c: MaxPool SAME_LOWER with stride > 1 uses floor(n / s)"
-    if op == "MaxPool" and auto == "VALID" and ceil:
+    if is_max and auto == "VALID" and ceil:
         return "D12d: MaxPool VALID with ceil_mode gives the spec formula's size"
     stride_one = all(s == 1 for s in strides)
-    if (
-        op == "MaxPool"
-        and stride_one
-        and any(pads)
-        and (rank > 2 or (rank == 2 and pads[1] != pads[2]))
-    ):
+    if is_max and stride_one and any(pads) and (rank > 2 or (rank == 2 and pads[1] != pads[2])):
         return "D12b: the MaxPool stride-1 path reads pads in another order"
-    if op == "MaxPool" and all(s == 1 for s in strides) and rank == 1 and auto != "NOTSET":
+    if is_max and all(s == 1 for s in strides) and rank == 1 and auto != "NOTSET":
         return "D12b: 1-D MaxPool with auto_pad and stride 1 fails"
     if any(pads[i] >= kernel[i] or pads[rank + i] >= kernel[i] for i in range(rank)):
         return "D11: pads >= kernel"
@@ -64,6 +64,6 @@ def known_wrong(
             extra = (out - 1) * strides[i] + k_eff - (n + pads[i] + pads[rank + i])
             if extra >= 2:
                 return "D12a: ceil needing 2 or more extra pad elements shifts the windows"
-    if op == "MaxPool" and has_nan:
+    if is_max and has_nan:
         return "D8: NaN in a max window (the reference's index points at the NaN)"
     return None
