@@ -1,13 +1,22 @@
-"""Shared test set-up: oracle availability, hypothesis profiles, temporary IR files."""
+"""Shared test set-up: oracle availability, hypothesis profiles, temporary IR files, and the
+`irpool` command run as a subprocess."""
 
 from __future__ import annotations
 
 import importlib
 import os
+import subprocess
+import sys
+from collections.abc import Mapping
+from pathlib import Path
 from types import ModuleType
 
 import pytest
 from hypothesis import HealthCheck, settings
+
+ROOT = Path(__file__).resolve().parent.parent
+"""The repository: the folder `python -m irpool` runs in, so that it imports this checkout's
+irpool, and the base of the paths the tests name (fixtures/...)."""
 
 REQUIRE_ORACLES = os.environ.get("IRPOOL_REQUIRE_ORACLES") == "1"
 REQUIRE_TORCH = os.environ.get("IRPOOL_REQUIRE_TORCH") == "1"
@@ -31,6 +40,27 @@ EXTRAS = ("openvino", "onnx", "bf16", "plot", "dev")
 def install_hint(package: str) -> str:
     """The pip command that brings `package` in: an extra of irpool, or a plain package."""
     return f"pip install 'irpool[{package}]'" if package in EXTRAS else f"pip install {package}"
+
+
+def irpool(
+    *args: str,
+    cwd: Path | str = ROOT,
+    env: Mapping[str, str] | None = None,
+    input: str | None = None,
+    timeout: float | None = None,
+) -> subprocess.CompletedProcess[str]:
+    """`python -m irpool ARGS` in a subprocess (in ROOT unless `cwd` is given), with `env` as
+    its whole environment when given and `input` on its stdin; stdout and stderr captured as
+    text."""
+    return subprocess.run(
+        [sys.executable, "-m", "irpool", *args],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        env=env,
+        input=input,
+        timeout=timeout,
+    )
 
 
 def need(module: str, package: str) -> ModuleType:

@@ -6,14 +6,13 @@ import json
 import math
 import random
 import re
-import subprocess
-import sys
 from dataclasses import replace
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
 import pytest
+from conftest import ROOT, irpool
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -24,17 +23,10 @@ from irpool.frontends.ir_xml import parse_text
 from irpool.geometry import PoolParams, dilated, infer_shape, out_size, plan, shape_rule
 from irpool.model import Dim
 
-ROOT = Path(__file__).resolve().parent.parent
 SPEC = ROOT / "fixtures" / "spec" / "avgpool-1-examples.xml"
 WRITTEN_BY_OPENVINO = sorted((ROOT / "fixtures" / "ir").glob("*.xml")) + sorted(
     (ROOT / "fixtures" / "real").glob("*.xml")
 )
-
-
-def irpool(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "irpool", *args], capture_output=True, text=True, cwd=ROOT
-    )
 
 
 def test_spec_examples_one_and_two_are_wrong() -> None:

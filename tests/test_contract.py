@@ -8,8 +8,6 @@ import gzip
 import io
 import os
 import resource
-import subprocess
-import sys
 import time
 import zipfile
 from dataclasses import dataclass
@@ -18,8 +16,8 @@ from types import ModuleType
 
 import numpy as np
 import pytest
+from conftest import ROOT, irpool
 
-ROOT = Path(__file__).resolve().parent.parent
 ZOO = ROOT / "fixtures" / "ir" / "pool_zoo.xml"
 
 GOOD = """<?xml version="1.0"?>
@@ -58,13 +56,8 @@ def cli(
     *args: str, timeout: float = 60, cwd: Path = ROOT, env: dict[str, str] | None = None
 ) -> Outcome:
     started = time.monotonic()
-    out = subprocess.run(
-        [sys.executable, "-m", "irpool", *args],
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        cwd=cwd,
-        env=None if env is None else {**os.environ, **env},
+    out = irpool(
+        *args, timeout=timeout, cwd=cwd, env=None if env is None else {**os.environ, **env}
     )
     return Outcome(out.returncode, out.stdout, out.stderr, time.monotonic() - started)
 
@@ -103,13 +96,7 @@ def test_exit_3_when_an_oracle_is_missing(tmp_path: Path) -> None:
     fake.mkdir()
     (fake / "__init__.py").write_text("raise ImportError('hidden')\n")
     env = dict(os.environ, PYTHONPATH=f"{tmp_path}{os.pathsep}{ROOT}")
-    out = subprocess.run(
-        [sys.executable, "-m", "irpool", "compare", str(ZOO)],
-        capture_output=True,
-        text=True,
-        env=env,
-        cwd=ROOT,
-    )
+    out = irpool("compare", str(ZOO), env=env)
     assert out.returncode == 3 and out.stderr.count("\n") == 1 and "irpool[openvino]" in out.stderr
 
 

@@ -7,8 +7,6 @@ import json
 import math
 import re
 import struct
-import subprocess
-import sys
 import time
 from dataclasses import replace
 from fractions import Fraction
@@ -17,6 +15,7 @@ from types import ModuleType
 
 import numpy as np
 import pytest
+from conftest import ROOT, irpool
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -26,8 +25,6 @@ from irpool.frontends.ir_xml import parse_text
 from irpool.geometry import AxisPlan, PoolParams, plan
 from irpool.kernel import divisor
 from irpool.shapes import infer
-
-ROOT = Path(__file__).resolve().parent.parent
 
 D1 = """<layer id="1" name="d1" type="AvgPool" version="opset1">
   <data kernel="3" strides="2" pads_begin="1" pads_end="1" exclude-pad="false" rounding_type="ceil"/>
@@ -103,42 +100,18 @@ def _png_size(path: Path) -> tuple[int, int]:
 def test_png_is_written(tmp_path: Path, model: str, layer: str) -> None:
     pytest.importorskip("matplotlib")
     out = tmp_path / "w.png"
-    result = subprocess.run(
-        [sys.executable, "-m", "irpool", "explain", model, "--layer", layer, "--png", str(out)],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-    )
+    result = irpool("explain", model, "--layer", layer, "--png", str(out))
     assert result.returncode == 0, result.stderr
     assert _png_size(out) == (900, 900)
 
 
 def test_cli_json_and_unknown_layer() -> None:
-    result = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "irpool",
-            "explain",
-            "fixtures/ir/pool_zoo.xml",
-            "--layer",
-            "mp8_indices",
-            "--json",
-        ],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-    )
+    result = irpool("explain", "fixtures/ir/pool_zoo.xml", "--layer", "mp8_indices", "--json")
     doc = json.loads(result.stdout)
     assert doc["schema"] == "irpool.explain/1"
     (layer,) = doc["layers"]
     assert layer["op"] == "MaxPool-8" and layer["output_shape"] == [1, 3, 9, 9]
-    bad = subprocess.run(
-        [sys.executable, "-m", "irpool", "explain", "fixtures/ir/pool_zoo.xml", "--layer", "nope"],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-    )
+    bad = irpool("explain", "fixtures/ir/pool_zoo.xml", "--layer", "nope")
     assert bad.returncode == 2 and "mp8_indices" in bad.stderr
 
 
@@ -279,19 +252,11 @@ def test_work_above_the_limit_is_refused() -> None:
 
 def test_cli_refuses_a_huge_input_quickly() -> None:
     started = time.perf_counter()
-    result = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "irpool",
-            "explain",
-            "fixtures/divergences/d1_avgpool_ceil.xml",
-            "--input-shape",
-            "1,1,1000000000000",
-        ],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
+    result = irpool(
+        "explain",
+        "fixtures/divergences/d1_avgpool_ceil.xml",
+        "--input-shape",
+        "1,1,1000000000000",
         timeout=60,
     )
     assert time.perf_counter() - started < 10
@@ -313,23 +278,8 @@ def test_png_cell_must_name_a_drawn_window(
     tmp_path: Path, layer: str, cell: str, message: str
 ) -> None:
     out = tmp_path / "cell.png"
-    result = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "irpool",
-            "explain",
-            "fixtures/ir/pool_zoo.xml",
-            "--layer",
-            layer,
-            "--png",
-            str(out),
-            "--cell",
-            cell,
-        ],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
+    result = irpool(
+        "explain", "fixtures/ir/pool_zoo.xml", "--layer", layer, "--png", str(out), "--cell", cell
     )
     assert result.returncode == 2, result.stderr
     assert result.stderr.count("\n") == 1 and message in result.stderr
@@ -355,12 +305,7 @@ def test_onnx_model_defaults_to_the_onnx_convention(onnx: ModuleType, tmp_path: 
 
     model = str(ROOT / "fixtures" / "divergences" / "d2_maxpool_ceil.onnx")
     out = tmp_path / "out.npz"
-    ran = subprocess.run(
-        [sys.executable, "-m", "irpool", "run", model, "-o", str(out)],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-    )
+    ran = irpool("run", model, "-o", str(out))
     assert ran.returncode == 0, ran.stderr
     with np.load(out) as arrays:
         (shape,) = [arrays[k].shape for k in arrays.files]
@@ -400,8 +345,6 @@ def test_explain_says_where_onnxruntime_refuses(
         refused = False
     except Exception:
         refused = True
-    out = subprocess.run(
-        [sys.executable, "-m", "irpool", "explain", str(path)], capture_output=True, text=True
-    )
+    out = irpool("explain", str(path))
     assert out.returncode == 0, out.stderr
     assert ("onnxruntime refuses" in out.stdout) == refused == (opset == 11), out.stdout

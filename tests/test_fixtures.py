@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 import pytest
 import reference
+from conftest import ROOT, irpool
 from divergence_helpers import assert_outcome
 from json_schema import validate
 
@@ -38,15 +39,8 @@ from irpool.ops import openvino as ov_ops
 from irpool.oracles import openvino_rt
 from irpool.testing import FixtureCase, Tolerance, assert_matches, cases
 
-ROOT = Path(__file__).resolve().parent.parent
 DOC = ROOT / "docs" / "fixtures.md"
 IR_TABLE_KEYS = [c.key for c in CASES if c.openvino is not None]
-
-
-def irpool(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "irpool", *args], capture_output=True, text=True, cwd=ROOT
-    )
 
 
 def make(outdir: Path, preset: str, seed: int = 0, **options: Any) -> fx.Report:
@@ -894,19 +888,10 @@ def _without_openvino(tmp_path: Path) -> dict[str, str]:
 
 def test_without_openvino(tmp_path: Path) -> None:
     env = _without_openvino(tmp_path)
-    run = [sys.executable, "-m", "irpool", "fixtures"]
-    verify = subprocess.run(
-        [*run, str(tmp_path / "v"), "--verify"], capture_output=True, text=True, cwd=ROOT, env=env
-    )
+    verify = irpool("fixtures", str(tmp_path / "v"), "--verify", env=env)
     assert verify.returncode == 3 and "pip install" in verify.stderr
     assert verify.stderr.count("\n") == 1 and not (tmp_path / "v").exists()
-    model = subprocess.run(
-        [*run, str(tmp_path / "m"), "--from", SQUEEZENET, "--layer", "n2"],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        env=env,
-    )
+    model = irpool("fixtures", str(tmp_path / "m"), "--from", SQUEEZENET, "--layer", "n2", env=env)
     assert model.returncode == 0, model.stderr
     assert model.stderr == (
         'irpool: note: openvino is not installed; layer "n2" gets a random input instead '

@@ -4,8 +4,6 @@ QLinearAveragePool, the D12 reference bugs, and the commands on ONNX models."""
 from __future__ import annotations
 
 import random
-import subprocess
-import sys
 import warnings
 from pathlib import Path
 from types import ModuleType
@@ -13,6 +11,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from conftest import ROOT, irpool
 
 from irpool.frontends import onnx_model
 from irpool.frontends.onnx_model import to_graph
@@ -23,7 +22,6 @@ from irpool.quant import qlinear_average_pool
 from irpool.run import run_graph
 
 pytestmark = pytest.mark.oracle
-ROOT = Path(__file__).resolve().parent.parent
 # the onnx backend test runner's own tolerances (its expected data are rounded to 4 digits)
 RTOL, ATOL = 1e-3, 1e-7
 
@@ -226,12 +224,6 @@ def _model(
     model.ir_version = 10
     onnx.save(model, str(path))
     return str(path)
-
-
-def irpool(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "irpool", *args], capture_output=True, text=True, cwd=ROOT
-    )
 
 
 def test_check_reports_onnx_shape_inference_disagreement(onnx: ModuleType, tmp_path: Path) -> None:
@@ -542,22 +534,17 @@ def test_f16_chains_as_onnxruntime_runs_them(
     """onnxruntime pools f16 in float32 and cancels the casts between two pooling nodes, so a
     chain is rounded to f16 only at the end, or where another node (Squeeze) needs f16: run
     matches it bit for bit, and compare rebuilds the float32 values between the nodes."""
-    import irpool
+    import irpool as api
 
     path = tmp_path / "chain.onnx"
     _f16_chain(onnx, path, squeeze)
     x = np.random.default_rng(0).standard_normal((1, 3, 6, 24)).astype(np.float16)
     want = onnxruntime_rt.session(str(path)).run(None, {"x": x})[0]
-    got = irpool.run(str(path), {"x": x})
+    got = api.run(str(path), {"x": x})
     assert not isinstance(got, dict)
     np.testing.assert_array_equal(got.outputs["y"], want)
     np.save(tmp_path / "x.npy", x)
-    out = subprocess.run(
-        [sys.executable, "-m", "irpool", "compare", str(path), "-i", str(tmp_path / "x.npy")],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-    )
+    out = irpool("compare", str(path), "-i", str(tmp_path / "x.npy"))
     assert out.returncode == 0, out.stdout + out.stderr
     assert "4 pooling layer(s) compared, 0 differ" in out.stdout
 

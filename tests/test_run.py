@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import itertools
-import subprocess
-import sys
 from pathlib import Path
 from types import ModuleType
 
 import numpy as np
 import pytest
+from conftest import ROOT, irpool
 
 from irpool.arrays import load_arrays, save_npz
 from irpool.frontends.ir_writer import NetBuilder
@@ -17,14 +16,7 @@ from irpool.frontends.ir_xml import load
 from irpool.oracles import openvino_rt
 from irpool.run import RunResult, random_inputs, run_graph
 
-ROOT = Path(__file__).resolve().parent.parent
 NETS = ["pool_zoo.xml", "pool_zoo_v10.xml", "ranks.xml", "integer_types.xml"]
-
-
-def irpool(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "irpool", *args], capture_output=True, text=True, cwd=cwd
-    )
 
 
 def openvino_outputs(path: str, inputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
