@@ -416,6 +416,40 @@ def _add_explain(sub: Any) -> None:
 # -- compare -------------------------------------------------------------------------------
 
 
+def _add_cross_check_inputs(p: Any, layer_help: str, atol: str, rtol: str) -> None:
+    """The options compare and convert-report start with: the input arrays, --layer, and the
+    tolerances (their defaults as written in the help)."""
+    _add_input_options(p, "input array (.npy or .npz); default: random from --seed and --range")
+    p.add_argument("--layer", dest="layers", action="append", metavar="NAME", help=layer_help)
+    p.add_argument(
+        "--atol", type=float, default=float(atol), help=f"absolute tolerance (default {atol})"
+    )
+    p.add_argument(
+        "--rtol", type=float, default=float(rtol), help=f"relative tolerance (default {rtol})"
+    )
+
+
+def _add_cross_check_report(p: Any, exact_help: str, schema: str) -> None:
+    """--exact and --json, as compare and convert-report take them."""
+    p.add_argument("--exact", action="store_true", help=exact_help)
+    p.add_argument("--json", action="store_true", help=f"print JSON (schema {schema})")
+
+
+def _print_report(
+    args: argparse.Namespace,
+    report: Any,
+    format_report: Callable[[Any], str],
+    to_json: Callable[[Any], Any],
+    ok: bool,
+) -> int:
+    """A compare or convert-report report on stdout (JSON with --json), and the exit code."""
+    if args.json:
+        _print_json(to_json(report))
+    else:
+        print(format_report(report))
+    return EXIT_OK if ok else EXIT_FINDING
+
+
 def _cmd_compare(args: argparse.Namespace) -> int:
     from .compare import compare_model, format_report, to_json
     from .oracles import openvino_rt
@@ -439,11 +473,7 @@ def _cmd_compare(args: argparse.Namespace) -> int:
         show,
         args.exact,
     )
-    if args.json:
-        _print_json(to_json(report))
-    else:
-        print(format_report(report))
-    return EXIT_OK if report.passed else EXIT_FINDING
+    return _print_report(args, report, format_report, to_json, report.passed)
 
 
 def _add_compare(sub: Any) -> None:
@@ -469,16 +499,12 @@ def _add_compare(sub: Any) -> None:
         ),
     )
     p.add_argument("model", metavar="MODEL", help="model.xml or model.onnx")
-    _add_input_options(p, "input array (.npy or .npz); default: random from --seed and --range")
-    p.add_argument(
-        "--layer",
-        dest="layers",
-        action="append",
-        metavar="NAME",
-        help="compare only this pooling layer: its name, or (ONNX) an output tensor's (repeatable)",
+    _add_cross_check_inputs(
+        p,
+        "compare only this pooling layer: its name, or (ONNX) an output tensor's (repeatable)",
+        atol="0",
+        rtol="0",
     )
-    p.add_argument("--atol", type=float, default=0.0, help="absolute tolerance (default 0)")
-    p.add_argument("--rtol", type=float, default=0.0, help="relative tolerance (default 0)")
     p.add_argument(
         "--convention",
         choices=["openvino", "onnx", "torch"],
@@ -491,12 +517,11 @@ def _add_compare(sub: Any) -> None:
         choices=["f32", "f16", "bf16"],
         help="openvino's INFERENCE_PRECISION_HINT (default f32)",
     )
-    p.add_argument(
-        "--exact",
-        action="store_true",
-        help="no allowance for summation-order rounding in ONNX float means (bit for bit)",
+    _add_cross_check_report(
+        p,
+        "no allowance for summation-order rounding in ONNX float means (bit for bit)",
+        "irpool.compare/1",
     )
-    p.add_argument("--json", action="store_true", help="print JSON (schema irpool.compare/1)")
     p.add_argument("--fail-fast", action="store_true", help="stop at the first differing layer")
     _add_progress_option(p)
     p.set_defaults(func=_cmd_compare)
@@ -516,11 +541,7 @@ def _cmd_convert_report(args: argparse.Namespace) -> int:
     graph = onnx_model.load(args.model)
     inputs = _model_inputs(graph, args)
     report = convert_report(graph, inputs, args.atol, args.rtol, args.layers, args.exact)
-    if args.json:
-        _print_json(to_json(report))
-    else:
-        print(format_report(report))
-    return EXIT_OK if report.same else EXIT_FINDING
+    return _print_report(args, report, format_report, to_json, report.same)
 
 
 def _add_convert_report(sub: Any) -> None:
@@ -540,23 +561,14 @@ def _add_convert_report(sub: Any) -> None:
         ),
     )
     p.add_argument("model", metavar="MODEL.onnx")
-    _add_input_options(p, "input array (.npy or .npz); default: random from --seed and --range")
-    p.add_argument(
-        "--layer",
-        dest="layers",
-        action="append",
-        metavar="NAME",
-        help="report only this pooling node: its ONNX name or an output tensor's (repeatable)",
+    _add_cross_check_inputs(
+        p,
+        "report only this pooling node: its ONNX name or an output tensor's (repeatable)",
+        atol="1e-6",
+        rtol="1e-5",
     )
-    p.add_argument("--atol", type=float, default=1e-6, help="absolute tolerance (default 1e-6)")
-    p.add_argument("--rtol", type=float, default=1e-5, help="relative tolerance (default 1e-5)")
-    p.add_argument(
-        "--exact",
-        action="store_true",
-        help="no allowance for summation-order rounding in float means",
-    )
-    p.add_argument(
-        "--json", action="store_true", help="print JSON (schema irpool.convert-report/2)"
+    _add_cross_check_report(
+        p, "no allowance for summation-order rounding in float means", "irpool.convert-report/2"
     )
     p.set_defaults(func=_cmd_convert_report)
 
