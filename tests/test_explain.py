@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 from conftest import ROOT, irpool
 from hypothesis import given, settings
-from hypothesis import strategies as st
+from strategies import pool_params
 
 from irpool.errors import IrpoolError, LimitError, UsageError
 from irpool.explain import explain_graph, explain_layer
@@ -140,24 +140,6 @@ BASE = parse_text(
 )
 
 
-@st.composite
-def _layers(draw: st.DrawFn) -> tuple[PoolParams, tuple[int, ...]]:
-    rank = draw(st.integers(1, 3))
-    ints = lambda lo, hi: tuple(draw(st.integers(lo, hi)) for _ in range(rank))  # noqa: E731
-    params = PoolParams(
-        op="test",
-        reduce=draw(st.sampled_from(["max", "mean"])),
-        window=ints(1, 6),
-        strides=ints(1, 4),
-        dilations=ints(1, 3),
-        pads=tuple(zip(ints(0, 4), ints(0, 4), strict=True)),
-        auto_pad=draw(st.sampled_from(["explicit", "same_upper", "same_lower", "valid"])),
-        rounding=draw(st.sampled_from(["floor", "ceil", "ceil_torch"])),
-        count_pad=draw(st.booleans()),
-    )
-    return params, (1, 1, *ints(1, 14))
-
-
 def _naive_classify(a: AxisPlan) -> tuple[list[int], list[int], list[int]]:
     padded, overhang, empty = [], [], []
     for j in range(a.out):
@@ -173,7 +155,7 @@ def _naive_classify(a: AxisPlan) -> tuple[list[int], list[int], list[int]]:
 
 @pytest.mark.parametrize("convention", ["openvino", "onnx", "torch"])
 @settings(max_examples=300, deadline=None)
-@given(case=_layers())
+@given(case=pool_params(window=6, stride=4, pad=4, size=14))
 def test_report_agrees_with_the_plan(
     convention: str, case: tuple[PoolParams, tuple[int, ...]]
 ) -> None:
