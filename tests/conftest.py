@@ -10,6 +10,7 @@ import sys
 from collections.abc import Mapping
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, settings
@@ -63,6 +64,33 @@ def irpool(
     )
 
 
+def maxpool_chain(n: int) -> str:
+    """IR text of a Parameter and n - 1 MaxPool layers, each fed by the one before."""
+    layers = [
+        '<layer id="0" name="x" type="Parameter" version="opset1"><data shape="1,1,4" '
+        'element_type="f32"/><output><port id="0"><dim>1</dim><dim>1</dim><dim>4</dim>'
+        "</port></output></layer>"
+    ]
+    edges = []
+    for i in range(1, n):
+        layers.append(
+            f'<layer id="{i}" name="p{i}" type="MaxPool" version="opset1"><data kernel="1" '
+            'strides="1"/><input><port id="0"><dim>1</dim><dim>1</dim><dim>4</dim></port></input>'
+            '<output><port id="1"><dim>1</dim><dim>1</dim><dim>4</dim></port></output></layer>'
+        )
+        edges.append(
+            f'<edge from-layer="{i - 1}" from-port="{0 if i == 1 else 1}" '
+            f'to-layer="{i}" to-port="0"/>'
+        )
+    return (
+        '<net name="c" version="11"><layers>'
+        + "".join(layers)
+        + "</layers><edges>"
+        + "".join(edges)
+        + "</edges></net>"
+    )
+
+
 def need(module: str, package: str) -> ModuleType:
     """Import an oracle; skip with the reason, or fail when IRPOOL_REQUIRE_ORACLES=1.
     `package` is the irpool extra that installs it (EXTRAS) or else the package to install."""
@@ -76,24 +104,19 @@ def need(module: str, package: str) -> ModuleType:
         pytest.skip(message)
 
 
-@pytest.fixture(scope="session")
-def ov() -> ModuleType:
-    return need("openvino", "openvino")
+def _oracle_fixture(name: str, module: str, package: str) -> Any:
+    """A session fixture `name` giving the oracle `module` (need(module, package))."""
+
+    def fixture() -> ModuleType:
+        return need(module, package)
+
+    return pytest.fixture(scope="session", name=name)(fixture)
 
 
-@pytest.fixture(scope="session")
-def ort() -> ModuleType:
-    return need("onnxruntime", "onnx")
-
-
-@pytest.fixture(scope="session")
-def onnx() -> ModuleType:
-    return need("onnx", "onnx")
-
-
-@pytest.fixture(scope="session")
-def torch() -> ModuleType:
-    return need("torch", "torch")
+ov = _oracle_fixture("ov", "openvino", "openvino")
+ort = _oracle_fixture("ort", "onnxruntime", "onnx")
+onnx = _oracle_fixture("onnx", "onnx", "onnx")
+torch = _oracle_fixture("torch", "torch", "torch")
 
 
 settings.register_profile(

@@ -16,7 +16,7 @@ from types import ModuleType
 
 import numpy as np
 import pytest
-from conftest import ROOT, irpool
+from conftest import ROOT, irpool, maxpool_chain
 
 ZOO = ROOT / "fixtures" / "ir" / "pool_zoo.xml"
 
@@ -240,30 +240,7 @@ def test_ir_v10_and_long_chains(tmp_path: Path) -> None:
     assert (
         cli("check", str(write(tmp_path, GOOD.replace('version="11"', 'version="10"')))).code == 0
     )
-    layers = [
-        '<layer id="0" name="x" type="Parameter" version="opset1"><data shape="1,1,4" '
-        'element_type="f32"/><output><port id="0"><dim>1</dim><dim>1</dim><dim>4</dim>'
-        "</port></output></layer>"
-    ]
-    edges = []
-    for i in range(1, 3000):
-        layers.append(
-            f'<layer id="{i}" name="p{i}" type="MaxPool" version="opset1"><data '
-            'kernel="1" strides="1"/><input><port id="0"><dim>1</dim><dim>1</dim><dim>4'
-            '</dim></port></input><output><port id="1"><dim>1</dim><dim>1</dim><dim>4'
-            "</dim></port></output></layer>"
-        )
-        edges.append(
-            f'<edge from-layer="{i - 1}" from-port="{0 if i == 1 else 1}" '
-            f'to-layer="{i}" to-port="0"/>'
-        )
-    text = (
-        '<net name="c" version="11"><layers>'
-        + "".join(layers)
-        + "</layers><edges>"
-        + "".join(edges)
-        + "</edges></net>"
-    )
+    text = maxpool_chain(3000)
     o = cli("check", str(write(tmp_path, text, "chain.xml")), timeout=60)
     assert o.code == 0 and o.seconds < 30, o.stderr
 
