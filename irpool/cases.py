@@ -72,375 +72,234 @@ def _seq(n: int, start: int = 1) -> list[float]:
     return [float(v) for v in range(start, start + n)]
 
 
+Ints = int | tuple[int, ...]
+"""A value per spatial axis: an int for 1-D layers, else a tuple."""
+
+
+def _ir_list(values: Ints) -> str:
+    return ", ".join(str(v) for v in (values if isinstance(values, tuple) else (values,)))
+
+
+def _ir(
+    op: str,
+    opset: int,
+    kernel: Ints,
+    strides: Ints,
+    pads_begin: Ints,
+    pads_end: Ints,
+    *,
+    exclude_pad: bool | None = None,
+    rounding: str | None = "floor",
+    auto_pad: str | None = None,
+    dilations: Ints | None = None,
+    axis: int | None = None,
+) -> IrLayer:
+    """An OpenVINO layer from its kernel, strides, pads_begin and pads_end (per axis) and the
+    other attributes, as `<data>` strings in the order the rows were measured with (lists
+    written "2, 2"); `rounding` None leaves rounding_type out, `axis` comes with
+    index_element_type i64 (MaxPool-8/14)."""
+    data = {"strides": _ir_list(strides)}
+    if op == "MaxPool" and dilations is not None:
+        data["dilations"] = _ir_list(dilations)
+    data.update(
+        pads_begin=_ir_list(pads_begin), pads_end=_ir_list(pads_end), kernel=_ir_list(kernel)
+    )
+    if exclude_pad is not None:
+        data["exclude-pad"] = "true" if exclude_pad else "false"
+    if rounding is not None:
+        data["rounding_type"] = rounding
+    if auto_pad is not None:
+        data["auto_pad"] = auto_pad
+    if op == "AvgPool" and dilations is not None:
+        data["dilations"] = _ir_list(dilations)
+    if axis is not None:
+        data.update(index_element_type="i64", axis=str(axis))
+    return IrLayer(op, opset, data)
+
+
+def _onnx(
+    op: str,
+    opset: int,
+    kernel_shape: list[int],
+    strides: list[int] | None = None,
+    pads: list[int] | None = None,
+    *,
+    dilations: list[int] | None = None,
+    auto_pad: str | None = None,
+    ceil: bool = False,
+    include_pad: bool = False,
+    storage_order: int | None = None,
+) -> OnnxNode:
+    """An ONNX node of the default domain with the attributes given (`ceil` is ceil_mode=1,
+    `include_pad` count_include_pad=1)."""
+    attrs = {
+        "kernel_shape": kernel_shape,
+        "strides": strides,
+        "pads": pads,
+        "dilations": dilations,
+        "auto_pad": auto_pad,
+        "ceil_mode": 1 if ceil else None,
+        "count_include_pad": 1 if include_pad else None,
+        "storage_order": storage_order,
+    }
+    return OnnxNode(op, opset, {k: v for k, v in attrs.items() if v is not None})
+
+
+def _torch(function: str, kernel_size: Any, **kwargs: Any) -> TorchCall:
+    """A call of torch.nn.functional.`function` with these keyword arguments."""
+    return TorchCall(function, {"kernel_size": kernel_size, **kwargs})
+
+
+def _agree(outcome: Outcome, *systems: str) -> dict[str, Outcome]:
+    """The same measured outcome for several systems (keys of Case.expected)."""
+    return dict.fromkeys(systems, outcome)
+
+
+def _case(key: str, title: str, input: Any, dtype: str = "float32", **systems: Any) -> Case:
+    """A row of CASES: its input as nested lists (the shape is theirs) and the layer as each
+    system writes it (openvino, onnx, torch), with what each computes (expected)."""
+    return Case(key, title, input, dtype, _nested_shape(input), **systems)
+
+
+def _nested_shape(values: Any) -> tuple[int, ...]:
+    shape: list[int] = []
+    while isinstance(values, list):
+        shape.append(len(values))
+        values = values[0]
+    return tuple(shape)
+
+
 CASES: tuple[Case, ...] = (
-    Case(
+    _case(
         "D1",
         "include-pad divisor over the ceil overhang",
-        input=[[_seq(6)]],
-        dtype="float32",
-        shape=(1, 1, 6),
-        openvino=IrLayer(
-            "AvgPool",
-            1,
-            {
-                "strides": "2",
-                "pads_begin": "1",
-                "pads_end": "1",
-                "kernel": "3",
-                "exclude-pad": "false",
-                "rounding_type": "ceil",
-            },
-        ),
-        onnx=OnnxNode(
-            "AveragePool",
-            11,
-            {
-                "kernel_shape": [3],
-                "strides": [2],
-                "pads": [1, 1],
-                "ceil_mode": 1,
-                "count_include_pad": 1,
-            },
-        ),
-        torch=TorchCall(
-            "avg_pool1d",
-            {
-                "kernel_size": 3,
-                "stride": 2,
-                "padding": 1,
-                "ceil_mode": True,
-                "count_include_pad": True,
-            },
-        ),
+        [[_seq(6)]],
+        openvino=_ir("AvgPool", 1, 3, 2, 1, 1, exclude_pad=False, rounding="ceil"),
+        onnx=_onnx("AveragePool", 11, [3], [2], [1, 1], ceil=True, include_pad=True),
+        torch=_torch("avg_pool1d", 3, stride=2, padding=1, ceil_mode=True, count_include_pad=True),
         expected={
             # last window = {6, pad, overhang}: openvino 6/3, the others 6/2
             "openvino": Outcome([[[1, 3, 5, 2]]]),
-            "onnxruntime": Outcome([[[1, 3, 5, 3]]]),
-            "torch": Outcome([[[1, 3, 5, 3]]]),
+            **_agree(Outcome([[[1, 3, 5, 3]]]), "onnxruntime", "torch"),
         },
     ),
-    Case(
+    _case(
         "D1-2d",
         "include-pad divisor over the ceil overhang, 2-D (pytorch#183528)",
-        input=[[[_seq(4, 1), _seq(4, 5), _seq(4, 9), _seq(4, 13)]]],
-        dtype="float32",
-        shape=(1, 1, 4, 4),
-        openvino=IrLayer(
-            "AvgPool",
-            14,
-            {
-                "strides": "2, 2",
-                "pads_begin": "1, 1",
-                "pads_end": "1, 1",
-                "kernel": "3, 3",
-                "exclude-pad": "false",
-                "rounding_type": "ceil_torch",
-            },
+        [[[_seq(4, 1), _seq(4, 5), _seq(4, 9), _seq(4, 13)]]],
+        openvino=_ir(
+            "AvgPool", 14, (3, 3), (2, 2), (1, 1), (1, 1), exclude_pad=False, rounding="ceil_torch"
         ),
-        onnx=OnnxNode(
-            "AveragePool",
-            19,
-            {
-                "kernel_shape": [3, 3],
-                "strides": [2, 2],
-                "pads": [1, 1, 1, 1],
-                "ceil_mode": 1,
-                "count_include_pad": 1,
-            },
-        ),
-        torch=TorchCall(
-            "avg_pool2d",
-            {
-                "kernel_size": 3,
-                "stride": 2,
-                "padding": 1,
-                "ceil_mode": True,
-                "count_include_pad": True,
-            },
-        ),
+        onnx=_onnx("AveragePool", 19, [3, 3], [2, 2], [1, 1, 1, 1], ceil=True, include_pad=True),
+        torch=_torch("avg_pool2d", 3, stride=2, padding=1, ceil_mode=True, count_include_pad=True),
         expected={
             # window sums 14 30 12 / 57 99 36 / 27 45 16; openvino divides all by 9
             "openvino": Outcome([[[[14 / 9, 30 / 9, 12 / 9], [57 / 9, 11, 4], [3, 5, 16 / 9]]]]),
-            "onnxruntime": Outcome([[[[14 / 9, 30 / 9, 2], [57 / 9, 11, 6], [4.5, 7.5, 4]]]]),
-            "torch": Outcome([[[[14 / 9, 30 / 9, 2], [57 / 9, 11, 6], [4.5, 7.5, 4]]]]),
+            **_agree(
+                Outcome([[[[14 / 9, 30 / 9, 2], [57 / 9, 11, 6], [4.5, 7.5, 4]]]]),
+                "onnxruntime",
+                "torch",
+            ),
         },
     ),
-    Case(
+    _case(
         "D1c",
         "openvino's include-pad switch is global: padding on H makes W's overhang count",
-        input=[[[[1.0] * 5] * 3]],
-        dtype="float32",
-        shape=(1, 1, 3, 5),
-        openvino=IrLayer(
-            "AvgPool",
-            1,
-            {
-                "strides": "1, 2",
-                "pads_begin": "1, 0",
-                "pads_end": "1, 0",
-                "kernel": "3, 2",
-                "exclude-pad": "false",
-                "rounding_type": "ceil",
-            },
+        [[[[1.0] * 5] * 3]],
+        openvino=_ir(
+            "AvgPool", 1, (3, 2), (1, 2), (1, 0), (1, 0), exclude_pad=False, rounding="ceil"
         ),
-        onnx=OnnxNode(
-            "AveragePool",
-            11,
-            {
-                "kernel_shape": [3, 2],
-                "strides": [1, 2],
-                "pads": [1, 0, 1, 0],
-                "ceil_mode": 1,
-                "count_include_pad": 1,
-            },
-        ),
+        onnx=_onnx("AveragePool", 11, [3, 2], [1, 2], [1, 0, 1, 0], ceil=True, include_pad=True),
         expected={
             # openvino divides every window by 6; onnxruntime by 3 x (taps within the pads)
             "openvino": Outcome([[[[4 / 6, 4 / 6, 2 / 6], [1, 1, 0.5], [4 / 6, 4 / 6, 2 / 6]]]]),
             "onnxruntime": Outcome([[[[2 / 3, 2 / 3, 2 / 3], [1, 1, 1], [2 / 3, 2 / 3, 2 / 3]]]]),
         },
     ),
-    Case(
+    _case(
         "D1d",
         "dilated include-pad divisor over the ceil overhang",
-        input=[[_seq(6)]],
-        dtype="float32",
-        shape=(1, 1, 6),
-        openvino=IrLayer(
-            "AvgPool",
-            16,
-            {
-                "strides": "2",
-                "pads_begin": "1",
-                "pads_end": "1",
-                "kernel": "2",
-                "exclude-pad": "false",
-                "rounding_type": "ceil_torch",
-                "dilations": "2",
-            },
+        [[_seq(6)]],
+        openvino=_ir(
+            "AvgPool", 16, 2, 2, 1, 1, exclude_pad=False, rounding="ceil_torch", dilations=2
         ),
-        onnx=OnnxNode(
-            "AveragePool",
-            19,
-            {
-                "kernel_shape": [2],
-                "strides": [2],
-                "pads": [1, 1],
-                "dilations": [2],
-                "ceil_mode": 1,
-                "count_include_pad": 1,
-            },
-        ),
+        onnx=_onnx("AveragePool", 19, [2], [2], [1, 1], dilations=[2], ceil=True, include_pad=True),
         expected={
             # last window taps {x5 = 6, position 7 beyond pads_end}: 6/2 vs 6/1
             "openvino": Outcome([[[1, 3, 5, 3]]]),
             "onnxruntime": Outcome([[[1, 3, 5, 6]]]),
         },
     ),
-    Case(
+    _case(
         "D2",
         "last window starting in the right padding (average, padding excluded)",
-        input=[[[1.0, 2.0]]],
-        dtype="float32",
-        shape=(1, 1, 2),
-        openvino=IrLayer(
-            "AvgPool",
-            1,
-            {
-                "strides": "3",
-                "pads_begin": "1",
-                "pads_end": "1",
-                "kernel": "3",
-                "exclude-pad": "true",
-                "rounding_type": "ceil",
-            },
-        ),
-        onnx=OnnxNode(
-            "AveragePool", 11, {"kernel_shape": [3], "strides": [3], "pads": [1, 1], "ceil_mode": 1}
-        ),
-        torch=TorchCall(
-            "avg_pool1d",
-            {
-                "kernel_size": 3,
-                "stride": 3,
-                "padding": 1,
-                "ceil_mode": True,
-                "count_include_pad": False,
-            },
-        ),
+        [[[1.0, 2.0]]],
+        openvino=_ir("AvgPool", 1, 3, 3, 1, 1, exclude_pad=True, rounding="ceil"),
+        onnx=_onnx("AveragePool", 11, [3], [3], [1, 1], ceil=True),
+        torch=_torch("avg_pool1d", 3, stride=3, padding=1, ceil_mode=True, count_include_pad=False),
         expected={
             # openvino keeps a window at positions 2..4 (pad + overhang): 0/0
             "openvino": Outcome([[[1.5, NAN]]]),
-            "onnxruntime": Outcome([[[1.5]]]),
-            "torch": Outcome([[[1.5]]]),
+            **_agree(Outcome([[[1.5]]]), "onnxruntime", "torch"),
         },
     ),
-    Case(
+    _case(
         "D2-include",
         "last window starting in the right padding (average, padding counted)",
-        input=[[[1.0, 2.0]]],
-        dtype="float32",
-        shape=(1, 1, 2),
-        openvino=IrLayer(
-            "AvgPool",
-            1,
-            {
-                "strides": "3",
-                "pads_begin": "1",
-                "pads_end": "1",
-                "kernel": "3",
-                "exclude-pad": "false",
-                "rounding_type": "ceil",
-            },
-        ),
-        onnx=OnnxNode(
-            "AveragePool",
-            11,
-            {
-                "kernel_shape": [3],
-                "strides": [3],
-                "pads": [1, 1],
-                "ceil_mode": 1,
-                "count_include_pad": 1,
-            },
-        ),
-        torch=TorchCall(
-            "avg_pool1d",
-            {
-                "kernel_size": 3,
-                "stride": 3,
-                "padding": 1,
-                "ceil_mode": True,
-                "count_include_pad": True,
-            },
-        ),
+        [[[1.0, 2.0]]],
+        openvino=_ir("AvgPool", 1, 3, 3, 1, 1, exclude_pad=False, rounding="ceil"),
+        onnx=_onnx("AveragePool", 11, [3], [3], [1, 1], ceil=True, include_pad=True),
+        torch=_torch("avg_pool1d", 3, stride=3, padding=1, ceil_mode=True, count_include_pad=True),
         expected={
             "openvino": Outcome([[[1.0, 0.0]]]),
-            "onnxruntime": Outcome([[[1.0]]]),
-            "torch": Outcome([[[1.0]]]),
+            **_agree(Outcome([[[1.0]]]), "onnxruntime", "torch"),
         },
     ),
-    Case(
+    _case(
         "D2-max",
         "last window starting in the right padding (max)",
-        input=[[[1.0, 2.0]]],
-        dtype="float32",
-        shape=(1, 1, 2),
-        openvino=IrLayer(
-            "MaxPool",
-            8,
-            {
-                "strides": "3",
-                "dilations": "1",
-                "pads_begin": "1",
-                "pads_end": "1",
-                "kernel": "3",
-                "rounding_type": "ceil",
-                "index_element_type": "i64",
-                "axis": "0",
-            },
-        ),
-        onnx=OnnxNode(
-            "MaxPool", 12, {"kernel_shape": [3], "strides": [3], "pads": [1, 1], "ceil_mode": 1}
-        ),
-        torch=TorchCall(
-            "max_pool1d",
-            {
-                "kernel_size": 3,
-                "stride": 3,
-                "padding": 1,
-                "ceil_mode": True,
-                "return_indices": True,
-            },
-        ),
+        [[[1.0, 2.0]]],
+        openvino=_ir("MaxPool", 8, 3, 3, 1, 1, rounding="ceil", dilations=1, axis=0),
+        onnx=_onnx("MaxPool", 12, [3], [3], [1, 1], ceil=True),
+        torch=_torch("max_pool1d", 3, stride=3, padding=1, ceil_mode=True, return_indices=True),
         expected={
             "openvino": Outcome([[[2.0, F32_LOWEST]]], [[[1, 0]]]),
-            "onnxruntime": Outcome([[[2.0]]], [[[1]]]),
-            "torch": Outcome([[[2.0]]], [[[1]]]),
+            **_agree(Outcome([[[2.0]]], [[[1]]]), "onnxruntime", "torch"),
         },
     ),
-    Case(
+    _case(
         "D4",
         "SAME_UPPER with dilations: pads from the dilated or the undilated kernel",
-        input=[[_seq(7)]],
-        dtype="float32",
-        shape=(1, 1, 7),
-        openvino=IrLayer(
-            "MaxPool",
-            8,
-            {
-                "strides": "1",
-                "dilations": "2",
-                "pads_begin": "0",
-                "pads_end": "0",
-                "kernel": "3",
-                "rounding_type": "floor",
-                "auto_pad": "same_upper",
-                "index_element_type": "i64",
-                "axis": "0",
-            },
-        ),
-        onnx=OnnxNode(
-            "MaxPool", 12, {"kernel_shape": [3], "dilations": [2], "auto_pad": "SAME_UPPER"}
-        ),
+        [[_seq(7)]],
+        openvino=_ir("MaxPool", 8, 3, 1, 0, 0, auto_pad="same_upper", dilations=2, axis=0),
+        onnx=_onnx("MaxPool", 12, [3], dilations=[2], auto_pad="SAME_UPPER"),
         expected={
             # openvino pads 2/2 (k_eff 5): 7 outputs; onnxruntime pads 1/1 (k 3): 5 outputs
             "openvino": Outcome([[[3, 4, 5, 6, 7, 6, 7]]]),
             "onnxruntime": Outcome([[[4, 5, 6, 7, 6]]]),
         },
     ),
-    Case(
+    _case(
         "D4-avg",
         "SAME_UPPER with dilations, average",
-        input=[[_seq(7)]],
-        dtype="float32",
-        shape=(1, 1, 7),
-        openvino=IrLayer(
-            "AvgPool",
-            16,
-            {
-                "strides": "1",
-                "pads_begin": "0",
-                "pads_end": "0",
-                "kernel": "3",
-                "exclude-pad": "true",
-                "rounding_type": "floor",
-                "auto_pad": "same_upper",
-                "dilations": "2",
-            },
+        [[_seq(7)]],
+        openvino=_ir(
+            "AvgPool", 16, 3, 1, 0, 0, exclude_pad=True, auto_pad="same_upper", dilations=2
         ),
-        onnx=OnnxNode(
-            "AveragePool", 19, {"kernel_shape": [3], "dilations": [2], "auto_pad": "SAME_UPPER"}
-        ),
+        onnx=_onnx("AveragePool", 19, [3], dilations=[2], auto_pad="SAME_UPPER"),
         expected={
             "openvino": Outcome([[[2, 3, 3, 4, 5, 5, 6]]]),
             "onnxruntime": Outcome([[[3, 3, 4, 5, 5]]]),
         },
     ),
-    Case(
+    _case(
         "D5",
         "SAME_UPPER with ceil and a kernel smaller than the stride",
-        input=[[_seq(5)]],
-        dtype="float32",
-        shape=(1, 1, 5),
-        openvino=IrLayer(
-            "AvgPool",
-            1,
-            {
-                "strides": "3",
-                "pads_begin": "0",
-                "pads_end": "0",
-                "kernel": "1",
-                "exclude-pad": "true",
-                "rounding_type": "ceil",
-                "auto_pad": "same_upper",
-            },
+        [[_seq(5)]],
+        openvino=_ir(
+            "AvgPool", 1, 1, 3, 0, 0, exclude_pad=True, rounding="ceil", auto_pad="same_upper"
         ),
-        onnx=OnnxNode(
-            "AveragePool",
-            19,
-            {"kernel_shape": [1], "strides": [3], "auto_pad": "SAME_UPPER", "ceil_mode": 1},
-        ),
+        onnx=_onnx("AveragePool", 19, [1], [3], auto_pad="SAME_UPPER", ceil=True),
         expected={
             # openvino keeps a third window at position 6, beyond the input: 0 / (5 - 6) = -0
             "openvino": Outcome([[[1, 4, -0.0]]]),
@@ -449,52 +308,29 @@ CASES: tuple[Case, ...] = (
         note="onnxruntime's SAME pads are -1 here; AveragePool-7..18 and MaxPool refuse them "
         "('padding values must be non-negative')",
     ),
-    Case(
+    _case(
         "D6",
         "MaxPool storage_order=1: column-major indices",
-        input=[[[[0.0, 9, 2, 3], [8, 5, 6, 7]]]],
-        dtype="float32",
-        shape=(1, 1, 2, 4),
-        onnx=OnnxNode(
-            "MaxPool", 12, {"kernel_shape": [1, 2], "strides": [1, 2], "storage_order": 1}
-        ),
-        torch=TorchCall(
-            "max_pool2d", {"kernel_size": (1, 2), "stride": (1, 2), "return_indices": True}
-        ),
+        [[[[0.0, 9, 2, 3], [8, 5, 6, 7]]]],
+        onnx=_onnx("MaxPool", 12, [1, 2], [1, 2], storage_order=1),
+        torch=_torch("max_pool2d", (1, 2), stride=(1, 2), return_indices=True),
         expected={
             "onnxruntime": Outcome([[[[9, 3], [8, 7]]]], [[[[2, 6], [1, 7]]]]),
             "torch": Outcome([[[[9, 3], [8, 7]]]], [[[[1, 3], [4, 7]]]]),
         },
     ),
-    Case(
+    _case(
         "D7",
         "index range: flat over the tensor (ONNX, openvino axis=0) or per plane (axis=2)",
-        input=[
+        [
             [
                 [[float(9 * p + 3 * r + c) for c in range(3)] for r in range(3)]
                 for p in (2 * n, 2 * n + 1)
             ]
             for n in range(2)
         ],
-        dtype="float32",
-        shape=(2, 2, 3, 3),
-        openvino=IrLayer(
-            "MaxPool",
-            8,
-            {
-                "strides": "2, 2",
-                "dilations": "1, 1",
-                "pads_begin": "1, 1",
-                "pads_end": "0, 0",
-                "kernel": "2, 2",
-                "rounding_type": "floor",
-                "index_element_type": "i64",
-                "axis": "2",
-            },
-        ),
-        onnx=OnnxNode(
-            "MaxPool", 12, {"kernel_shape": [2, 2], "strides": [2, 2], "pads": [1, 1, 0, 0]}
-        ),
+        openvino=_ir("MaxPool", 8, (2, 2), (2, 2), (1, 1), (0, 0), dilations=(1, 1), axis=2),
+        onnx=_onnx("MaxPool", 12, [2, 2], [2, 2], [1, 1, 0, 0]),
         expected={
             "openvino": Outcome(None, [[[[0, 2], [6, 8]]] * 2] * 2),
             "onnxruntime": Outcome(
@@ -506,28 +342,13 @@ CASES: tuple[Case, ...] = (
             ),
         },
     ),
-    Case(
+    _case(
         "D8",
         "NaN in MaxPool",
-        input=[[[NAN, 1.0, 3.0, NAN]]],
-        dtype="float32",
-        shape=(1, 1, 4),
-        openvino=IrLayer(
-            "MaxPool",
-            8,
-            {
-                "strides": "1",
-                "dilations": "1",
-                "pads_begin": "0",
-                "pads_end": "0",
-                "kernel": "2",
-                "rounding_type": "floor",
-                "index_element_type": "i64",
-                "axis": "0",
-            },
-        ),
-        onnx=OnnxNode("MaxPool", 12, {"kernel_shape": [2], "strides": [1]}),
-        torch=TorchCall("max_pool1d", {"kernel_size": 2, "stride": 1, "return_indices": True}),
+        [[[NAN, 1.0, 3.0, NAN]]],
+        openvino=_ir("MaxPool", 8, 2, 1, 0, 0, dilations=1, axis=0),
+        onnx=_onnx("MaxPool", 12, [2], [1]),
+        torch=_torch("max_pool1d", 2, stride=1, return_indices=True),
         expected={
             "openvino": Outcome([[[1, 3, 3]]], [[[1, 2, 2]]]),
             "onnxruntime": Outcome([[[NAN, 3, 3]]], [[[0, 2, 2]]]),
@@ -535,25 +356,14 @@ CASES: tuple[Case, ...] = (
         },
         note="onnxruntime's kernels without the Indices output treat NaN differently again",
     ),
-    Case(
+    _case(
         "D9",
         "integer AvgPool: half to even (openvino) or truncation (PyTorch int64)",
-        input=[[[0, 1, 1, 2, 2, 3, 3, 4, -1, -2, -2, -3]]],
+        [[[0, 1, 1, 2, 2, 3, 3, 4, -1, -2, -2, -3]]],
         dtype="int64",
-        shape=(1, 1, 12),
-        openvino=IrLayer(
-            "AvgPool",
-            1,
-            {
-                "strides": "2",
-                "pads_begin": "0",
-                "pads_end": "0",
-                "kernel": "2",
-                "exclude-pad": "true",
-            },
-        ),
-        onnx=OnnxNode("AveragePool", 11, {"kernel_shape": [2], "strides": [2]}),
-        torch=TorchCall("avg_pool1d", {"kernel_size": 2, "stride": 2}),
+        openvino=_ir("AvgPool", 1, 2, 2, 0, 0, exclude_pad=True, rounding=None),
+        onnx=_onnx("AveragePool", 11, [2], [2]),
+        torch=_torch("avg_pool1d", 2, stride=2),
         expected={
             # means 0.5 1.5 2.5 3.5 -1.5 -2.5
             "openvino": Outcome([[[0, 2, 2, 4, -2, -2]]]),
@@ -561,57 +371,26 @@ CASES: tuple[Case, ...] = (
             "onnxruntime": Outcome(refuses="no integer AveragePool kernel"),
         },
     ),
-    Case(
+    _case(
         "D11",
         "pads >= kernel",
-        input=[[[1.0, 2.0, 3.0]]],
-        dtype="float32",
-        shape=(1, 1, 3),
-        openvino=IrLayer(
-            "MaxPool",
-            1,
-            {
-                "strides": "1",
-                "pads_begin": "2",
-                "pads_end": "0",
-                "kernel": "2",
-                "rounding_type": "floor",
-            },
-        ),
-        onnx=OnnxNode("MaxPool", 12, {"kernel_shape": [2], "strides": [1], "pads": [2, 0]}),
+        [[[1.0, 2.0, 3.0]]],
+        openvino=_ir("MaxPool", 1, 2, 1, 2, 0),
+        onnx=_onnx("MaxPool", 12, [2], [1], [2, 0]),
         expected={
             # the first window lies wholly in the padding
             "openvino": Outcome([[[F32_LOWEST, 1, 2, 3]]]),
             "onnxruntime": Outcome(refuses="Pad should be smaller than kernel"),
         },
     ),
-    Case(
+    _case(
         "D14",
         "VALID with ceil: three outputs, not the spec formula's two",
-        input=[[_seq(5)]],
-        dtype="float32",
-        shape=(1, 1, 5),
-        openvino=IrLayer(
-            "AvgPool",
-            1,
-            {
-                "strides": "2",
-                "pads_begin": "0",
-                "pads_end": "0",
-                "kernel": "2",
-                "exclude-pad": "true",
-                "rounding_type": "ceil",
-                "auto_pad": "valid",
-            },
-        ),
-        onnx=OnnxNode(
-            "AveragePool",
-            11,
-            {"kernel_shape": [2], "strides": [2], "auto_pad": "VALID", "ceil_mode": 1},
-        ),
+        [[_seq(5)]],
+        openvino=_ir("AvgPool", 1, 2, 2, 0, 0, exclude_pad=True, rounding="ceil", auto_pad="valid"),
+        onnx=_onnx("AveragePool", 11, [2], [2], auto_pad="VALID", ceil=True),
         expected={
-            "openvino": Outcome([[[1.5, 3.5, 5]]]),
-            "onnxruntime": Outcome([[[1.5, 3.5, 5]]]),
+            **_agree(Outcome([[[1.5, 3.5, 5]]]), "openvino", "onnxruntime"),
         },
     ),
 )

@@ -12,6 +12,7 @@ import math
 import os
 import sys
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any, NoReturn
 
 from . import __version__
@@ -27,6 +28,18 @@ class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
         sys.stderr.write(f"{self.prog}: error: {message} (see {self.prog} --help)\n")
         raise SystemExit(EXIT_INVALID)
+
+
+@dataclass(frozen=True)
+class Command:
+    """A subcommand: its name, the handler of its parsed arguments (which returns the exit
+    code), the function that adds its options, and its help texts."""
+
+    name: str
+    run: Callable[[argparse.Namespace], int]
+    options: Callable[[Any], None]
+    help: str
+    description: str
 
 
 def _print_json(obj: Any) -> None:
@@ -60,20 +73,7 @@ def _cmd_check(args: argparse.Namespace) -> int:
     return EXIT_OK if all(r.ok for r in reports) else EXIT_FINDING
 
 
-def _add_check(sub: Any) -> None:
-    p = sub.add_parser(
-        "check",
-        help="verify the declared shapes of pooling layers",
-        description=(
-            "Infer the output shape of every pooling layer of an OpenVINO IR (or of pasted "
-            "<layer> fragments) from its attributes and input dims, as openvino does, and report "
-            "every declared <dim> that disagrees, with the formula and its numbers. Other layer "
-            "types are taken as declared. For an ONNX model (.onnx) the declared shapes are "
-            "compared with onnxruntime's sizes, with notes where the operator text of the "
-            "node's version or onnx's own shape inference says otherwise. Exit 0 when all agree, "
-            "1 on a disagreement, 2 on invalid input."
-        ),
-    )
+def _check_options(p: Any) -> None:
     p.add_argument(
         "paths",
         nargs="+",
@@ -91,7 +91,23 @@ def _add_check(sub: Any) -> None:
         action="store_true",
         help="also ask openvino for the output shape of every layer, of any type",
     )
-    p.set_defaults(func=_cmd_check)
+
+
+CHECK = Command(
+    "check",
+    _cmd_check,
+    _check_options,
+    help="verify the declared shapes of pooling layers",
+    description=(
+        "Infer the output shape of every pooling layer of an OpenVINO IR (or of pasted "
+        "<layer> fragments) from its attributes and input dims, as openvino does, and report "
+        "every declared <dim> that disagrees, with the formula and its numbers. Other layer "
+        "types are taken as declared. For an ONNX model (.onnx) the declared shapes are "
+        "compared with onnxruntime's sizes, with notes where the operator text of the "
+        "node's version or onnx's own shape inference says otherwise. Exit 0 when all agree, "
+        "1 on a disagreement, 2 on invalid input."
+    ),
+)
 
 
 # -- run ---------------------------------------------------------------------------------------
@@ -174,6 +190,11 @@ def _add_input_options(p: Any, input_help: str) -> None:
         metavar="N",
         help="largest array to allocate (default 2^30 elements)",
     )
+
+
+def _add_convention_option(p: Any, help: str) -> None:
+    """--convention: the runtime whose behaviour irpool computes (default: the model's)."""
+    p.add_argument("--convention", choices=["openvino", "onnx", "torch"], default=None, help=help)
 
 
 def _add_progress_option(p: Any) -> None:
@@ -282,20 +303,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _add_run(sub: Any) -> None:
-    p = sub.add_parser(
-        "run",
-        help="execute a pooling net or one pooling layer with numpy",
-        description=(
-            "Execute an IR net of Parameter, Const, Convert, pooling (AvgPool-1/14/16, "
-            "MaxPool-1/8/14) and Result layers, or one pooling layer of any IR with --layer; or "
-            "an ONNX model of pooling nodes (AveragePool, MaxPool, com.microsoft "
-            "QLinearAveragePool, with Identity/Squeeze/Unsqueeze). OUT.npz holds one array per "
-            "Result (keyed by the Result layer's name) or graph output (keyed by its name); with "
-            "--layer: output0 and, for MaxPool-8/14, output1. Without -i, inputs are drawn at "
-            "random and saved beside the output as OUT.inputs.npz."
-        ),
-    )
+def _run_options(p: Any) -> None:
     p.add_argument("model", metavar="MODEL", help="model.xml or model.onnx")
     _add_input_options(
         p,
@@ -310,19 +318,30 @@ def _add_run(sub: Any) -> None:
         help="the .npz archive to write (one array per output)",
     )
     p.add_argument("--layer", metavar="NAME", help="run only this pooling layer")
-    p.add_argument(
-        "--convention",
-        choices=["openvino", "onnx", "torch"],
-        default=None,
-        help="compute what this runtime would (default: openvino for IR layers)",
-    )
+    _add_convention_option(p, "compute what this runtime would (default: openvino for IR layers)")
     p.add_argument(
         "--save-all",
         action="store_true",
         help="also save every intermediate tensor, keyed layername:port",
     )
     p.add_argument("--force", action="store_true", help="replace an existing output file")
-    p.set_defaults(func=_cmd_run)
+
+
+RUN = Command(
+    "run",
+    _cmd_run,
+    _run_options,
+    help="execute a pooling net or one pooling layer with numpy",
+    description=(
+        "Execute an IR net of Parameter, Const, Convert, pooling (AvgPool-1/14/16, "
+        "MaxPool-1/8/14) and Result layers, or one pooling layer of any IR with --layer; or "
+        "an ONNX model of pooling nodes (AveragePool, MaxPool, com.microsoft "
+        "QLinearAveragePool, with Identity/Squeeze/Unsqueeze). OUT.npz holds one array per "
+        "Result (keyed by the Result layer's name) or graph output (keyed by its name); with "
+        "--layer: output0 and, for MaxPool-8/14, output1. Without -i, inputs are drawn at "
+        "random and saved beside the output as OUT.inputs.npz."
+    ),
+)
 
 
 # -- explain -------------------------------------------------------------------------------
@@ -365,24 +384,11 @@ def _cmd_explain(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _add_explain(sub: Any) -> None:
-    p = sub.add_parser(
-        "explain",
-        help="one pooling layer in numbers and pictures",
-        description=(
-            "For each spatial axis of a pooling layer: the attributes as written, the pads "
-            "after auto_pad, the output-size formula with its numbers, the first and last "
-            "windows, the windows that reach into the padding or the ceil overhang, empty "
-            "windows, and the divisor of every kind of border window under each convention."
-        ),
-    )
+def _explain_options(p: Any) -> None:
     p.add_argument("model", metavar="MODEL", help="model.xml, <layer> fragments, or model.onnx")
     p.add_argument("--layer", metavar="NAME", help="the layer (default: every pooling layer)")
-    p.add_argument(
-        "--convention",
-        choices=["openvino", "onnx", "torch"],
-        default=None,
-        help="explain what this runtime computes (default: openvino for IR, onnx for ONNX)",
+    _add_convention_option(
+        p, "explain what this runtime computes (default: openvino for IR, onnx for ONNX)"
     )
     p.add_argument(
         "--input-shape", metavar="N,C,...", help="input shape for a layer whose input is dynamic"
@@ -410,10 +416,57 @@ def _add_explain(sub: Any) -> None:
         metavar="N",
         help="largest input or output to explain (default 2^30 elements)",
     )
-    p.set_defaults(func=_cmd_explain)
+
+
+EXPLAIN = Command(
+    "explain",
+    _cmd_explain,
+    _explain_options,
+    help="one pooling layer in numbers and pictures",
+    description=(
+        "For each spatial axis of a pooling layer: the attributes as written, the pads "
+        "after auto_pad, the output-size formula with its numbers, the first and last "
+        "windows, the windows that reach into the padding or the ceil overhang, empty "
+        "windows, and the divisor of every kind of border window under each convention."
+    ),
+)
 
 
 # -- compare -------------------------------------------------------------------------------
+
+
+def _add_cross_check_inputs(p: Any, layer_help: str, atol: str, rtol: str) -> None:
+    """The options compare and convert-report start with: the input arrays, --layer, and the
+    tolerances (their defaults as written in the help)."""
+    _add_input_options(p, "input array (.npy or .npz); default: random from --seed and --range")
+    p.add_argument("--layer", dest="layers", action="append", metavar="NAME", help=layer_help)
+    p.add_argument(
+        "--atol", type=float, default=float(atol), help=f"absolute tolerance (default {atol})"
+    )
+    p.add_argument(
+        "--rtol", type=float, default=float(rtol), help=f"relative tolerance (default {rtol})"
+    )
+
+
+def _add_cross_check_report(p: Any, exact_help: str, schema: str) -> None:
+    """--exact and --json, as compare and convert-report take them."""
+    p.add_argument("--exact", action="store_true", help=exact_help)
+    p.add_argument("--json", action="store_true", help=f"print JSON (schema {schema})")
+
+
+def _print_report(
+    args: argparse.Namespace,
+    report: Any,
+    format_report: Callable[[Any], str],
+    to_json: Callable[[Any], Any],
+    ok: bool,
+) -> int:
+    """A compare or convert-report report on stdout (JSON with --json), and the exit code."""
+    if args.json:
+        _print_json(to_json(report))
+    else:
+        print(format_report(report))
+    return EXIT_OK if ok else EXIT_FINDING
 
 
 def _cmd_compare(args: argparse.Namespace) -> int:
@@ -439,51 +492,19 @@ def _cmd_compare(args: argparse.Namespace) -> int:
         show,
         args.exact,
     )
-    if args.json:
-        _print_json(to_json(report))
-    else:
-        print(format_report(report))
-    return EXIT_OK if report.passed else EXIT_FINDING
+    return _print_report(args, report, format_report, to_json, report.passed)
 
 
-def _add_compare(sub: Any) -> None:
-    p = sub.add_parser(
-        "compare",
-        help="cross-check every pooling layer of a model against openvino (or onnxruntime)",
-        description=(
-            "Run the whole model in openvino (any layer types; onnxruntime for an ONNX model), "
-            "take each pooling layer's actual input from it, compute the layer with irpool's "
-            "core and compare the "
-            "outputs: errors in abs/rel/ulp, mismatch counts, the worst element, the smallest "
-            "tolerances that would pass; indices exactly. A mismatch is diagnosed against the "
-            "other conventions and the known divergences. IR layers must match openvino bit for "
-            "bit (measured: they do). Float AveragePool nodes of an ONNX model may also differ "
-            "from onnxruntime by summation-order rounding, at most (taps + 1) * eps * max|x| of "
-            "the window (plus one ulp of an f16 output), because onnxruntime's MLAS kernels sum "
-            "a window in another order than irpool (measured: up to 4 ulp on shufflenet, at most "
-            "0.21 of that bound over 1,050 random nodes); --exact turns this off. MaxPool, "
-            "indices and integer types are always compared exactly. A layer openvino 2026.4 "
-            "is known to crash or fail on (AvgPool-16, or MaxPool-8/14 with its indices used, "
-            "without dilations) is refused before openvino sees it. Exit 0 all agree, 1 a "
-            "mismatch, 2 invalid input, 3 the oracle is not installed."
-        ),
-    )
+def _compare_options(p: Any) -> None:
     p.add_argument("model", metavar="MODEL", help="model.xml or model.onnx")
-    _add_input_options(p, "input array (.npy or .npz); default: random from --seed and --range")
-    p.add_argument(
-        "--layer",
-        dest="layers",
-        action="append",
-        metavar="NAME",
-        help="compare only this pooling layer: its name, or (ONNX) an output tensor's (repeatable)",
+    _add_cross_check_inputs(
+        p,
+        "compare only this pooling layer: its name, or (ONNX) an output tensor's (repeatable)",
+        atol="0",
+        rtol="0",
     )
-    p.add_argument("--atol", type=float, default=0.0, help="absolute tolerance (default 0)")
-    p.add_argument("--rtol", type=float, default=0.0, help="relative tolerance (default 0)")
-    p.add_argument(
-        "--convention",
-        choices=["openvino", "onnx", "torch"],
-        default=None,
-        help="what irpool computes (default: openvino for IR, onnx for ONNX models)",
+    _add_convention_option(
+        p, "what irpool computes (default: openvino for IR, onnx for ONNX models)"
     )
     p.add_argument(
         "--precision",
@@ -491,15 +512,38 @@ def _add_compare(sub: Any) -> None:
         choices=["f32", "f16", "bf16"],
         help="openvino's INFERENCE_PRECISION_HINT (default f32)",
     )
-    p.add_argument(
-        "--exact",
-        action="store_true",
-        help="no allowance for summation-order rounding in ONNX float means (bit for bit)",
+    _add_cross_check_report(
+        p,
+        "no allowance for summation-order rounding in ONNX float means (bit for bit)",
+        "irpool.compare/1",
     )
-    p.add_argument("--json", action="store_true", help="print JSON (schema irpool.compare/1)")
     p.add_argument("--fail-fast", action="store_true", help="stop at the first differing layer")
     _add_progress_option(p)
-    p.set_defaults(func=_cmd_compare)
+
+
+COMPARE = Command(
+    "compare",
+    _cmd_compare,
+    _compare_options,
+    help="cross-check every pooling layer of a model against openvino (or onnxruntime)",
+    description=(
+        "Run the whole model in openvino (any layer types; onnxruntime for an ONNX model), "
+        "take each pooling layer's actual input from it, compute the layer with irpool's "
+        "core and compare the "
+        "outputs: errors in abs/rel/ulp, mismatch counts, the worst element, the smallest "
+        "tolerances that would pass; indices exactly. A mismatch is diagnosed against the "
+        "other conventions and the known divergences. IR layers must match openvino bit for "
+        "bit (measured: they do). Float AveragePool nodes of an ONNX model may also differ "
+        "from onnxruntime by summation-order rounding, at most (taps + 1) * eps * max|x| of "
+        "the window (plus one ulp of an f16 output), because onnxruntime's MLAS kernels sum "
+        "a window in another order than irpool (measured: up to 4 ulp on shufflenet, at most "
+        "0.21 of that bound over 1,050 random nodes); --exact turns this off. MaxPool, "
+        "indices and integer types are always compared exactly. A layer openvino 2026.4 "
+        "is known to crash or fail on (AvgPool-16, or MaxPool-8/14 with its indices used, "
+        "without dilations) is refused before openvino sees it. Exit 0 all agree, 1 a "
+        "mismatch, 2 invalid input, 3 the oracle is not installed."
+    ),
+)
 
 
 # -- convert-report --------------------------------------------------------------------------
@@ -516,49 +560,39 @@ def _cmd_convert_report(args: argparse.Namespace) -> int:
     graph = onnx_model.load(args.model)
     inputs = _model_inputs(graph, args)
     report = convert_report(graph, inputs, args.atol, args.rtol, args.layers, args.exact)
-    if args.json:
-        _print_json(to_json(report))
-    else:
-        print(format_report(report))
-    return EXIT_OK if report.same else EXIT_FINDING
+    return _print_report(args, report, format_report, to_json, report.same)
 
 
-def _add_convert_report(sub: Any) -> None:
-    p = sub.add_parser(
-        "convert-report",
-        help="what openvino's ONNX front end made of each pooling node",
-        description=(
-            "Convert an ONNX model (any network) with openvino, run it on openvino's CPU plugin "
-            "with each pooling node's input and outputs as extra outputs, and compare what the "
-            "converted model computes there with what the ONNX node means (irpool's onnx "
-            "convention, which follows onnxruntime) on the same input; name the divergence "
-            "where they differ (D1, D2c, D4, D6, D10b). With onnxruntime installed, each node's "
-            "meaning is also checked against onnxruntime's own output (as compare does). Float "
-            "means may differ by summation-order rounding, (taps + 1) * eps * max|x| of the "
-            "window, unless --exact. Exit 0 all the same, 1 a difference, 2 invalid input, 3 "
-            "openvino or onnx missing."
-        ),
-    )
+def _convert_report_options(p: Any) -> None:
     p.add_argument("model", metavar="MODEL.onnx")
-    _add_input_options(p, "input array (.npy or .npz); default: random from --seed and --range")
-    p.add_argument(
-        "--layer",
-        dest="layers",
-        action="append",
-        metavar="NAME",
-        help="report only this pooling node: its ONNX name or an output tensor's (repeatable)",
+    _add_cross_check_inputs(
+        p,
+        "report only this pooling node: its ONNX name or an output tensor's (repeatable)",
+        atol="1e-6",
+        rtol="1e-5",
     )
-    p.add_argument("--atol", type=float, default=1e-6, help="absolute tolerance (default 1e-6)")
-    p.add_argument("--rtol", type=float, default=1e-5, help="relative tolerance (default 1e-5)")
-    p.add_argument(
-        "--exact",
-        action="store_true",
-        help="no allowance for summation-order rounding in float means",
+    _add_cross_check_report(
+        p, "no allowance for summation-order rounding in float means", "irpool.convert-report/2"
     )
-    p.add_argument(
-        "--json", action="store_true", help="print JSON (schema irpool.convert-report/2)"
-    )
-    p.set_defaults(func=_cmd_convert_report)
+
+
+CONVERT_REPORT = Command(
+    "convert-report",
+    _cmd_convert_report,
+    _convert_report_options,
+    help="what openvino's ONNX front end made of each pooling node",
+    description=(
+        "Convert an ONNX model (any network) with openvino, run it on openvino's CPU plugin "
+        "with each pooling node's input and outputs as extra outputs, and compare what the "
+        "converted model computes there with what the ONNX node means (irpool's onnx "
+        "convention, which follows onnxruntime) on the same input; name the divergence "
+        "where they differ (D1, D2c, D4, D6, D10b). With onnxruntime installed, each node's "
+        "meaning is also checked against onnxruntime's own output (as compare does). Float "
+        "means may differ by summation-order rounding, (taps + 1) * eps * max|x| of the "
+        "window, unless --exact. Exit 0 all the same, 1 a difference, 2 invalid input, 3 "
+        "openvino or onnx missing."
+    ),
+)
 
 
 # -- fixtures ----------------------------------------------------------------------------------
@@ -583,19 +617,7 @@ def _cmd_fixtures(args: argparse.Namespace) -> int:
     return EXIT_FINDING if unexplained else EXIT_OK
 
 
-def _add_fixtures(sub: Any) -> None:
-    p = sub.add_parser(
-        "fixtures",
-        help="write golden test cases: models, inputs, expected outputs, manifest",
-        description=(
-            "Write one folder per pooling case into OUTDIR (model.xml, input.npy, "
-            "expected.npz, meta.json) and an index.json manifest; format in docs/fixtures.md. "
-            "OUTDIR is created if its parent exists; a non-empty OUTDIR is refused unless "
-            "--resume or --force. Exit 0 ok, 1 when --verify finds a case openvino disagrees "
-            "with for a reason that is not a known refusal, 2 invalid input, 3 openvino is "
-            "not installed (--verify)."
-        ),
-    )
+def _fixtures_options(p: Any) -> None:
     p.add_argument("outdir", metavar="OUTDIR")
     source = p.add_mutually_exclusive_group()
     source.add_argument(
@@ -637,7 +659,22 @@ def _add_fixtures(sub: Any) -> None:
         help="complete an interrupted run: keep its finished cases, write the rest",
     )
     _add_progress_option(p)
-    p.set_defaults(func=_cmd_fixtures)
+
+
+FIXTURES = Command(
+    "fixtures",
+    _cmd_fixtures,
+    _fixtures_options,
+    help="write golden test cases: models, inputs, expected outputs, manifest",
+    description=(
+        "Write one folder per pooling case into OUTDIR (model.xml, input.npy, "
+        "expected.npz, meta.json) and an index.json manifest; format in docs/fixtures.md. "
+        "OUTDIR is created if its parent exists; a non-empty OUTDIR is refused unless "
+        "--resume or --force. Exit 0 ok, 1 when --verify finds a case openvino disagrees "
+        "with for a reason that is not a known refusal, 2 invalid input, 3 openvino is "
+        "not installed (--verify)."
+    ),
+)
 
 
 # -- main --------------------------------------------------------------------------------------
@@ -653,19 +690,14 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"irpool {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
-    for add in COMMANDS:
-        add(sub)
+    for command in COMMANDS:
+        p = sub.add_parser(command.name, help=command.help, description=command.description)
+        command.options(p)
+        p.set_defaults(func=command.run)
     return parser
 
 
-COMMANDS: list[Callable[[Any], None]] = [
-    _add_check,
-    _add_run,
-    _add_explain,
-    _add_compare,
-    _add_convert_report,
-    _add_fixtures,
-]
+COMMANDS = (CHECK, RUN, EXPLAIN, COMPARE, CONVERT_REPORT, FIXTURES)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -22,32 +22,35 @@ IntMean = Literal["half_even", "trunc"]
 EmptyIndex = Literal["plane_start", "minus_one"]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Convention:
+    """One runtime's choices.  A field's default is the choice two of the three runtimes
+    share, so that each convention below names where it departs from the others."""
+
     name: str
     title: str
-    ceil_keeps_window_in_pad: bool
+    ceil_keeps_window_in_pad: bool = False
     """`ceil` keeps a last window that starts in the right padding (OpenVINO `ceil`, D2);
     onnxruntime and PyTorch drop it for every opset."""
-    count_pad_divisor: DivisorRule
+    count_pad_divisor: DivisorRule = "declared"
     """With padding counted: OpenVINO divides every window by the kernel volume as soon as any
     pad is non-zero, ceil overhang included (D1, D1c, D1d); onnxruntime and PyTorch count the
     declared pads but not the ceil overhang."""
-    empty_mean: EmptyMean
+    empty_mean: EmptyMean = "zero"
     """A mean window with no tap in the input (only the ceil overhang can make one): OpenVINO's
     CPU plugin divides the zero sum by the product of the clamped window extents,
     min(start + k_eff, n) - max(start, 0), which is 0 (NaN) or negative (-0.0); onnxruntime and
     PyTorch give 0; the onnx reference gives NaN."""
-    empty_max: EmptyMax
+    empty_max: EmptyMax = "lowest"
     """A max window with no tap in the input: OpenVINO gives the lowest finite value of its
     f32 compute type (f16 outputs show -inf); PyTorch starts from -inf."""
     nan_max: NanMax
     """NaN in a max window (D8): OpenVINO never selects it; onnxruntime's reference loop keeps
     it only when it is the first in-input tap; PyTorch propagates it and points at the last NaN.
     onnxruntime's MLAS kernels have their own rules (`onnxruntime_kernels`)."""
-    int_mean: IntMean
+    int_mean: IntMean = "half_even"
     """Integer mean (D9): OpenVINO CPU rounds half to even; PyTorch int64 truncates."""
-    same_pads_dilated: bool
+    same_pads_dilated: bool = True
     """SAME_* pads from the dilated kernel (OpenVINO, the ONNX spec) or from the undilated one
     (onnxruntime, D4)."""
     onnxruntime_sizes: bool = False
@@ -82,41 +85,21 @@ OPENVINO = Convention(
     ceil_keeps_window_in_pad=True,
     count_pad_divisor="full_if_any_pad",
     empty_mean="openvino",
-    empty_max="lowest",
     nan_max="ignore",
-    int_mean="half_even",
-    same_pads_dilated=True,
     narrow_64bit=True,
     integers_in_float32=True,
 )
-
 ONNX = Convention(
     name="onnx",
     title="onnxruntime",
-    ceil_keeps_window_in_pad=False,
-    count_pad_divisor="declared",
-    empty_mean="zero",
-    empty_max="lowest",
     nan_max="first",
-    int_mean="half_even",
     same_pads_dilated=False,
     onnxruntime_sizes=True,
-    narrow_64bit=False,
     empty_index="minus_one",
     onnxruntime_kernels=True,
 )
-
 TORCH = Convention(
-    name="torch",
-    title="PyTorch",
-    ceil_keeps_window_in_pad=False,
-    count_pad_divisor="declared",
-    empty_mean="zero",
-    empty_max="-inf",
-    nan_max="propagate",
-    int_mean="trunc",
-    same_pads_dilated=True,
-    narrow_64bit=False,
+    name="torch", title="PyTorch", empty_max="-inf", nan_max="propagate", int_mean="trunc"
 )
 
 CONVENTIONS: dict[str, Convention] = {c.name: c for c in (OPENVINO, ONNX, TORCH)}

@@ -358,8 +358,7 @@ def format_report(report: ConvertReport) -> str:
                     f"          {c.name}: {c.mismatches}/{c.size} differ, max abs "
                     f"{c.max_abs:.3g} at {list(c.worst_index or ())}"
                 )
-        for name in n.missing:
-            lines.append(f"          {name}: not in openvino's converted model")
+        lines.extend(f"          {name}: not in openvino's converted model" for name in n.missing)
         if n.divergence:
             lines.append(f"          {n.divergence}")
         if n.onnxruntime:

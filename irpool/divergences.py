@@ -266,38 +266,47 @@ def _narrow_between(used: PoolPlan, other: PoolPlan, x: Array) -> str | None:
 OV = "OpenVINO"
 ORT_TORCH = "onnxruntime, PyTorch"
 
+
+def _overhang_divisor(
+    key: str, title: str, separates: str, measured: str, explained: str, **more: Any
+) -> Divergence:
+    """D1, D1c or D1d: touched and told apart by _overhang_kind and _divisor_between."""
+    return Divergence(
+        key,
+        title,
+        separates,
+        measured,
+        touched=lambda params, p, x: _overhang_kind(params, p, x, key),
+        between=_divisor_between(key),
+        explained=explained,
+        **more,
+    )
+
+
 TABLE: tuple[Divergence, ...] = (
-    Divergence(
+    _overhang_divisor(
         "D1",
         "include-pad divisor over the ceil overhang",
         f"{OV} vs {ORT_TORCH}",
         "x=1..6, k3 s2 p1 ceil: OpenVINO `[1,3,5,2]`, onnxruntime/PyTorch `[1,3,5,3]`",
-        touched=lambda params, p, x: _overhang_kind(params, p, x, "D1"),
-        between=_divisor_between("D1"),
+        "padding counted with a non-zero pad: openvino divides windows that reach into the "
+        "ceil overhang by the full kernel volume (onnxruntime and PyTorch do not count the "
+        "overhang)",
         converted=_d1_converted,
-        explained=(
-            "padding counted with a non-zero pad: openvino divides windows that reach into the "
-            "ceil overhang by the full kernel volume (onnxruntime and PyTorch do not count the "
-            "overhang)"
-        ),
     ),
-    Divergence(
+    _overhang_divisor(
         "D1c",
         "OpenVINO's include-pad switch is global",
         f"{OV} vs {ORT_TORCH}",
         "padding on H makes the W overhang count: 0.5 instead of 1.0",
-        touched=lambda params, p, x: _overhang_kind(params, p, x, "D1c"),
-        between=_divisor_between("D1c"),
-        explained="as D1, on an axis without padding: openvino's include-pad switch is global",
+        "as D1, on an axis without padding: openvino's include-pad switch is global",
     ),
-    Divergence(
+    _overhang_divisor(
         "D1d",
         "dilated include-pad divisor over the ceil overhang",
         f"{OV} vs onnxruntime",
         "OpenVINO `[1,3,5,3]`, onnxruntime `[1,3,5,6]`",
-        touched=lambda params, p, x: _overhang_kind(params, p, x, "D1d"),
-        between=_divisor_between("D1d"),
-        explained="as D1, with dilations",
+        "as D1, with dilations",
     ),
     Divergence(
         "D2",
@@ -588,8 +597,6 @@ def _format(values: np.ndarray) -> str:
             return "NaN"
         if v == 0 and math.copysign(1, v) < 0:
             return "-0"
-        if abs(v) > 1e30:
-            return f"{v:.4g}"
         return f"{v:.4g}"
 
     return "[" + ", ".join(one(float(v)) for v in flat) + "]"

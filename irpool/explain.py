@@ -22,7 +22,7 @@ from . import conventions as conv
 from . import divergences
 from .arrays import check_elements
 from .errors import IrpoolError, UsageError, Where
-from .geometry import AxisPlan, PoolPlan, pads_formula, size_formula
+from .geometry import AxisPlan, PoolPlan, auto_pads_formula, axis_size_formula
 from .kernel import divisor
 from .model import Graph, format_shape, numpy_dtype
 from .shapes import PoolingLayer, infer
@@ -345,15 +345,9 @@ def explain_layer(
     for i, (a, (padded, overhang, empty)) in enumerate(zip(p.axes, classified, strict=True)):
         params = pl.bound.params
         written = params.pads[i]
-        if params.auto_pad in ("same_upper", "same_lower"):
-            upper = params.auto_pad == "same_upper"
-            pads_text = pads_formula(
-                a.size, a.window, a.stride, a.dilation, a.pad_begin, a.pad_end, upper, cv
-            )
-        elif params.auto_pad == "valid":
-            pads_text = "valid: pads 0, 0"
-        else:
-            pads_text = f"explicit: pads {a.pad_begin}, {a.pad_end}"
+        pads_text = auto_pads_formula(params.auto_pad, a, cv) or (
+            f"explicit: pads {a.pad_begin}, {a.pad_end}"
+        )
         report.axes.append(
             AxisReport(
                 axis=i + 2,
@@ -365,17 +359,7 @@ def explain_layer(
                 pads=(a.pad_begin, a.pad_end),
                 pads_text=pads_text,
                 out=a.out,
-                formula=size_formula(
-                    a.size,
-                    a.window,
-                    a.stride,
-                    a.dilation,
-                    a.pad_begin,
-                    a.pad_end,
-                    p.shape_rule,
-                    a.out,
-                    truncate=cv.onnxruntime_sizes,
-                ),
+                formula=axis_size_formula(a, p.shape_rule, cv),
                 first_window=_window_span(a, 0) if a.out else NO_WINDOW,
                 last_window=_window_span(a, a.out - 1) if a.out else NO_WINDOW,
                 padded_windows=padded,

@@ -175,19 +175,12 @@ def size_formula(
     return f"{text} = {out}"
 
 
-def pads_formula(
-    n: int,
-    window: int,
-    stride: int,
-    dilation: int,
-    pb: int,
-    pe: int,
-    upper: bool,
-    convention: Convention,
-) -> str:
-    """SAME pads as `convention` computes them, ending in the pads `pb`, `pe` the plan uses:
+def pads_formula(a: AxisPlan, upper: bool, convention: Convention) -> str:
+    """SAME pads of an axis as `convention` computes them, ending in the pads the plan uses:
     from the dilated kernel unless the convention takes the undilated one (onnxruntime, D4),
     clamped at 0 unless the convention lets the total go negative (onnxruntime)."""
+    n, window, stride, dilation = a.size, a.window, a.stride, a.dilation
+    pb, pe = a.pad_begin, a.pad_end
     if dilation == 1:
         k_text = str(window)
     elif convention.same_pads_dilated:
@@ -400,11 +393,6 @@ def axis_pads(params: PoolParams, axis: int, n: int, convention: Convention) -> 
     return params.pads[axis]
 
 
-def resolve_pads(params: PoolParams, sizes: tuple[int, ...], convention: Convention) -> Pads:
-    """(before, after) per axis after auto_pad."""
-    return tuple(axis_pads(params, i, n, convention) for i, n in enumerate(sizes))
-
-
 def axis_plan(params: PoolParams, axis: int, n: int, convention: Convention) -> AxisPlan:
     """One static spatial axis resolved: pads after auto_pad, the output size under the
     convention's rule, and the errors the runtime raises for it (the one derivation `plan` and
@@ -423,11 +411,9 @@ def axis_plan(params: PoolParams, axis: int, n: int, convention: Convention) -> 
     return AxisPlan(n, k, s, d, pb, pe, out)
 
 
-def axis_formula(params: PoolParams, a: AxisPlan, convention: Convention) -> str:
-    """How an axis's output size comes about, with its numbers: the SAME pads when auto_pad
-    computes them, then the size formula."""
-    rule = shape_rule(params.rounding, convention)
-    text = size_formula(
+def axis_size_formula(a: AxisPlan, rule: ShapeRule, convention: Convention) -> str:
+    """size_formula with an axis's numbers, as `convention` computes the size."""
+    return size_formula(
         a.size,
         a.window,
         a.stride,
@@ -438,15 +424,24 @@ def axis_formula(params: PoolParams, a: AxisPlan, convention: Convention) -> str
         a.out,
         truncate=convention.onnxruntime_sizes,
     )
-    if params.auto_pad in ("same_upper", "same_lower"):
-        upper = params.auto_pad == "same_upper"
-        pads = pads_formula(
-            a.size, a.window, a.stride, a.dilation, a.pad_begin, a.pad_end, upper, convention
-        )
-        return f"{pads}; {text}"
-    if params.auto_pad == "valid":
-        return "valid: pads 0, 0; " + text
-    return text
+
+
+def auto_pads_formula(auto_pad: str, a: AxisPlan, convention: Convention) -> str | None:
+    """How auto_pad gives an axis's pads (the SAME formula, or valid's zeros); None when the
+    pads are the written ones."""
+    if auto_pad in ("same_upper", "same_lower"):
+        return pads_formula(a, auto_pad == "same_upper", convention)
+    if auto_pad == "valid":
+        return "valid: pads 0, 0"
+    return None
+
+
+def axis_formula(params: PoolParams, a: AxisPlan, convention: Convention) -> str:
+    """How an axis's output size comes about, with its numbers: the SAME pads when auto_pad
+    computes them, then the size formula."""
+    text = axis_size_formula(a, shape_rule(params.rounding, convention), convention)
+    pads = auto_pads_formula(params.auto_pad, a, convention)
+    return text if pads is None else f"{pads}; {text}"
 
 
 def infer_shape(

@@ -251,7 +251,6 @@ class Layer:
     file: str | None
     line: int | None
     index: int = 0
-    version_note: str | None = None
     attrs: Mapping[str, object] = field(default_factory=dict, compare=False)
     """Typed attributes of an ONNX node (IR layers keep their strings in `data`)."""
     domain: str = ""

@@ -1,13 +1,23 @@
-"""Shared test set-up: oracle availability, hypothesis profiles, temporary IR files."""
+"""Shared test set-up: oracle availability, hypothesis profiles, temporary IR files, and the
+`irpool` command run as a subprocess."""
 
 from __future__ import annotations
 
 import importlib
 import os
+import subprocess
+import sys
+from collections.abc import Mapping
+from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, settings
+
+ROOT = Path(__file__).resolve().parent.parent
+"""The repository: the folder `python -m irpool` runs in, so that it imports this checkout's
+irpool, and the base of the paths the tests name (fixtures/...)."""
 
 REQUIRE_ORACLES = os.environ.get("IRPOOL_REQUIRE_ORACLES") == "1"
 REQUIRE_TORCH = os.environ.get("IRPOOL_REQUIRE_TORCH") == "1"
@@ -33,6 +43,54 @@ def install_hint(package: str) -> str:
     return f"pip install 'irpool[{package}]'" if package in EXTRAS else f"pip install {package}"
 
 
+def irpool(
+    *args: str,
+    cwd: Path | str = ROOT,
+    env: Mapping[str, str] | None = None,
+    input: str | None = None,
+    timeout: float | None = None,
+) -> subprocess.CompletedProcess[str]:
+    """`python -m irpool ARGS` in a subprocess (in ROOT unless `cwd` is given), with `env` as
+    its whole environment when given and `input` on its stdin; stdout and stderr captured as
+    text."""
+    return subprocess.run(
+        [sys.executable, "-m", "irpool", *args],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        env=env,
+        input=input,
+        timeout=timeout,
+    )
+
+
+def maxpool_chain(n: int) -> str:
+    """IR text of a Parameter and n - 1 MaxPool layers, each fed by the one before."""
+    layers = [
+        '<layer id="0" name="x" type="Parameter" version="opset1"><data shape="1,1,4" '
+        'element_type="f32"/><output><port id="0"><dim>1</dim><dim>1</dim><dim>4</dim>'
+        "</port></output></layer>"
+    ]
+    edges = []
+    for i in range(1, n):
+        layers.append(
+            f'<layer id="{i}" name="p{i}" type="MaxPool" version="opset1"><data kernel="1" '
+            'strides="1"/><input><port id="0"><dim>1</dim><dim>1</dim><dim>4</dim></port></input>'
+            '<output><port id="1"><dim>1</dim><dim>1</dim><dim>4</dim></port></output></layer>'
+        )
+        edges.append(
+            f'<edge from-layer="{i - 1}" from-port="{0 if i == 1 else 1}" '
+            f'to-layer="{i}" to-port="0"/>'
+        )
+    return (
+        '<net name="c" version="11"><layers>'
+        + "".join(layers)
+        + "</layers><edges>"
+        + "".join(edges)
+        + "</edges></net>"
+    )
+
+
 def need(module: str, package: str) -> ModuleType:
     """Import an oracle; skip with the reason, or fail when IRPOOL_REQUIRE_ORACLES=1.
     `package` is the irpool extra that installs it (EXTRAS) or else the package to install."""
@@ -46,24 +104,19 @@ def need(module: str, package: str) -> ModuleType:
         pytest.skip(message)
 
 
-@pytest.fixture(scope="session")
-def ov() -> ModuleType:
-    return need("openvino", "openvino")
+def _oracle_fixture(name: str, module: str, package: str) -> Any:
+    """A session fixture `name` giving the oracle `module` (need(module, package))."""
+
+    def fixture() -> ModuleType:
+        return need(module, package)
+
+    return pytest.fixture(scope="session", name=name)(fixture)
 
 
-@pytest.fixture(scope="session")
-def ort() -> ModuleType:
-    return need("onnxruntime", "onnx")
-
-
-@pytest.fixture(scope="session")
-def onnx() -> ModuleType:
-    return need("onnx", "onnx")
-
-
-@pytest.fixture(scope="session")
-def torch() -> ModuleType:
-    return need("torch", "torch")
+ov = _oracle_fixture("ov", "openvino", "openvino")
+ort = _oracle_fixture("ort", "onnxruntime", "onnx")
+onnx = _oracle_fixture("onnx", "onnx", "onnx")
+torch = _oracle_fixture("torch", "torch", "torch")
 
 
 settings.register_profile(

@@ -3,14 +3,12 @@
 from __future__ import annotations
 
 import doctest
-from pathlib import Path
 
 import numpy as np
+from conftest import ROOT
 
 import irpool
 import irpool.api
-
-ROOT = Path(__file__).resolve().parent.parent
 
 
 def test_docstring_examples() -> None:

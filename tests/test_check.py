@@ -6,16 +6,16 @@ import json
 import math
 import random
 import re
-import subprocess
-import sys
 from dataclasses import replace
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
 import pytest
+from conftest import ROOT, irpool
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from strategies import pool_params
 
 from irpool import conventions
 from irpool.check import check_file, check_graph
@@ -24,17 +24,10 @@ from irpool.frontends.ir_xml import parse_text
 from irpool.geometry import PoolParams, dilated, infer_shape, out_size, plan, shape_rule
 from irpool.model import Dim
 
-ROOT = Path(__file__).resolve().parent.parent
 SPEC = ROOT / "fixtures" / "spec" / "avgpool-1-examples.xml"
 WRITTEN_BY_OPENVINO = sorted((ROOT / "fixtures" / "ir").glob("*.xml")) + sorted(
     (ROOT / "fixtures" / "real").glob("*.xml")
 )
-
-
-def irpool(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "irpool", *args], capture_output=True, text=True, cwd=ROOT
-    )
 
 
 def test_spec_examples_one_and_two_are_wrong() -> None:
@@ -171,28 +164,12 @@ def pads_value(text: str) -> tuple[int, int, int, int]:
     return value, shown, int(m.group(2)), int(m.group(3))
 
 
-@st.composite
-def pool_params(draw: st.DrawFn) -> tuple[PoolParams, tuple[int, ...]]:
-    rank = draw(st.integers(1, 3))
-    ints = lambda lo, hi: tuple(draw(st.integers(lo, hi)) for _ in range(rank))  # noqa: E731
-    params = PoolParams(
-        op="test",
-        reduce=draw(st.sampled_from(["max", "mean"])),
-        window=ints(1, 7),
-        strides=ints(1, 5),
-        dilations=ints(1, 3),
-        pads=tuple(zip(ints(0, 5), ints(0, 5), strict=True)),
-        auto_pad=draw(st.sampled_from(["explicit", "same_upper", "same_lower", "valid"])),
-        rounding=draw(st.sampled_from(["floor", "ceil", "ceil_torch"])),
-        count_pad=draw(st.booleans()),
-        openvino_checks=draw(st.booleans()),
-    )
-    return params, (1, 2, *ints(1, 20))
+LAYERS = pool_params(window=7, stride=5, pad=5, size=20, channels=2, openvino_checks=True)
 
 
 @pytest.mark.parametrize("convention", ["openvino", "onnx", "torch"])
 @settings(max_examples=400, deadline=None)
-@given(case=pool_params())
+@given(case=LAYERS)
 def test_formula_ends_in_the_planned_size(
     convention: str, case: tuple[PoolParams, tuple[int, ...]]
 ) -> None:
@@ -225,7 +202,7 @@ def test_formula_ends_in_the_planned_size(
 
 @settings(max_examples=400, deadline=None)
 @given(
-    case=pool_params(),
+    case=LAYERS,
     bounds=st.tuples(st.integers(0, 15), st.integers(0, 8) | st.none()),
 )
 def test_interval_formula_ends_in_each_bound(

@@ -4,25 +4,16 @@ notes about onnx's own shape inference, checked against onnx and onnxruntime the
 from __future__ import annotations
 
 import re
-import subprocess
-import sys
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
 import numpy as np
 import pytest
+from conftest import irpool
 
 from irpool.check import check_file
 from irpool.errors import IrpoolError
-
-ROOT = Path(__file__).resolve().parent.parent
-
-
-def irpool(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "irpool", *args], capture_output=True, text=True, cwd=ROOT
-    )
 
 
 def _model(

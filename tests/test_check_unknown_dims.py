@@ -8,28 +8,20 @@ is changed, the layer that holds that <dim> is the one to name.
 from __future__ import annotations
 
 import re
-import subprocess
-import sys
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
 import numpy as np
 import pytest
+from conftest import ROOT, irpool
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from irpool.check import add_openvino_findings, check_file, check_graph
 from irpool.frontends.ir_xml import parse_text
 
-ROOT = Path(__file__).resolve().parent.parent
 SQUEEZENET = ROOT / "fixtures" / "real" / "squeezenet.xml"
-
-
-def irpool(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "irpool", *args], capture_output=True, text=True, cwd=ROOT
-    )
 
 
 def _save(ov: ModuleType, model: Any, path: Path) -> str:

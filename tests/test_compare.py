@@ -5,26 +5,18 @@ from __future__ import annotations
 import json
 import math
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
 import numpy as np
 import pytest
+from conftest import ROOT, irpool
 
 from irpool.cases import by_key, ir_net
 from irpool.compare import compare_arrays, to_json
 
-ROOT = Path(__file__).resolve().parent.parent
 pytestmark = pytest.mark.oracle
-
-
-def irpool(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "irpool", *args], capture_output=True, text=True, cwd=ROOT, env=env
-    )
 
 
 @pytest.mark.parametrize("key", ["D1", "D1c", "D2", "D2-include", "D2-max"])

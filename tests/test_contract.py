@@ -8,8 +8,6 @@ import gzip
 import io
 import os
 import resource
-import subprocess
-import sys
 import time
 import zipfile
 from dataclasses import dataclass
@@ -18,8 +16,8 @@ from types import ModuleType
 
 import numpy as np
 import pytest
+from conftest import ROOT, irpool, maxpool_chain
 
-ROOT = Path(__file__).resolve().parent.parent
 ZOO = ROOT / "fixtures" / "ir" / "pool_zoo.xml"
 
 GOOD = """<?xml version="1.0"?>
@@ -58,13 +56,8 @@ def cli(
     *args: str, timeout: float = 60, cwd: Path = ROOT, env: dict[str, str] | None = None
 ) -> Outcome:
     started = time.monotonic()
-    out = subprocess.run(
-        [sys.executable, "-m", "irpool", *args],
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        cwd=cwd,
-        env=None if env is None else {**os.environ, **env},
+    out = irpool(
+        *args, timeout=timeout, cwd=cwd, env=None if env is None else {**os.environ, **env}
     )
     return Outcome(out.returncode, out.stdout, out.stderr, time.monotonic() - started)
 
@@ -103,13 +96,7 @@ def test_exit_3_when_an_oracle_is_missing(tmp_path: Path) -> None:
     fake.mkdir()
     (fake / "__init__.py").write_text("raise ImportError('hidden')\n")
     env = dict(os.environ, PYTHONPATH=f"{tmp_path}{os.pathsep}{ROOT}")
-    out = subprocess.run(
-        [sys.executable, "-m", "irpool", "compare", str(ZOO)],
-        capture_output=True,
-        text=True,
-        env=env,
-        cwd=ROOT,
-    )
+    out = irpool("compare", str(ZOO), env=env)
     assert out.returncode == 3 and out.stderr.count("\n") == 1 and "irpool[openvino]" in out.stderr
 
 
@@ -253,30 +240,7 @@ def test_ir_v10_and_long_chains(tmp_path: Path) -> None:
     assert (
         cli("check", str(write(tmp_path, GOOD.replace('version="11"', 'version="10"')))).code == 0
     )
-    layers = [
-        '<layer id="0" name="x" type="Parameter" version="opset1"><data shape="1,1,4" '
-        'element_type="f32"/><output><port id="0"><dim>1</dim><dim>1</dim><dim>4</dim>'
-        "</port></output></layer>"
-    ]
-    edges = []
-    for i in range(1, 3000):
-        layers.append(
-            f'<layer id="{i}" name="p{i}" type="MaxPool" version="opset1"><data '
-            'kernel="1" strides="1"/><input><port id="0"><dim>1</dim><dim>1</dim><dim>4'
-            '</dim></port></input><output><port id="1"><dim>1</dim><dim>1</dim><dim>4'
-            "</dim></port></output></layer>"
-        )
-        edges.append(
-            f'<edge from-layer="{i - 1}" from-port="{0 if i == 1 else 1}" '
-            f'to-layer="{i}" to-port="0"/>'
-        )
-    text = (
-        '<net name="c" version="11"><layers>'
-        + "".join(layers)
-        + "</layers><edges>"
-        + "".join(edges)
-        + "</edges></net>"
-    )
+    text = maxpool_chain(3000)
     o = cli("check", str(write(tmp_path, text, "chain.xml")), timeout=60)
     assert o.code == 0 and o.seconds < 30, o.stderr
 

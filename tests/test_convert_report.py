@@ -7,23 +7,15 @@ and its conversion run by openvino, side by side.
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
 import numpy as np
 import pytest
+from conftest import irpool
 
-ROOT = Path(__file__).resolve().parent.parent
 pytestmark = pytest.mark.oracle
-
-
-def irpool(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "irpool", *args], capture_output=True, text=True, cwd=ROOT
-    )
 
 
 def _save(

@@ -134,24 +134,31 @@ def test_d3_measured(ov: ModuleType, torch: ModuleType) -> None:
     got_ov = openvino_rt.infer(openvino_rt.compile_model(openvino_rt.read_xml(xml)), [x])[0]
     got_torch = torch.nn.functional.avg_pool2d(torch.from_numpy(x), 3, 2, 1, True, True).numpy()
     params = torch_ops.params("avg_pool2d", 3, 2, 1, ceil_mode=True, count_include_pad=True)
-    np.testing.assert_allclose(got_ov, pool(x, plan(params, x.shape, "openvino", dtype=x.dtype))[0], rtol=1e-6)
-    np.testing.assert_allclose(got_torch, pool(x, plan(params, x.shape, "torch", dtype=x.dtype))[0], rtol=1e-6)
+    np.testing.assert_allclose(
+        got_ov, pool(x, plan(params, x.shape, "openvino", dtype=x.dtype))[0], rtol=1e-6
+    )
+    np.testing.assert_allclose(
+        got_torch, pool(x, plan(params, x.shape, "torch", dtype=x.dtype))[0], rtol=1e-6
+    )
+
+
+D15_DATA = {
+    "strides": "2, 3",
+    "dilations": "2, 2",
+    "pads_begin": "1, 1",
+    "pads_end": "1, 1",
+    "kernel": "3, 2",
+    "index_element_type": "i64",
+    "axis": "2",
+}
+"""The D15 MaxPool-8/14 but for its rounding_type (the writer puts attributes in order)."""
 
 
 def test_d15_ceil_and_ceil_torch_shapes() -> None:
-    data = {
-        "strides": "2, 3",
-        "dilations": "2, 2",
-        "pads_begin": "1, 1",
-        "pads_end": "1, 1",
-        "kernel": "3, 2",
-        "index_element_type": "i64",
-        "axis": "2",
-    }
     shapes = {}
     for version, rounding in ((8, "ceil"), (14, "ceil_torch")):
-        spec, _ = ov_ops.select("MaxPool", f"opset{version}", data)
-        params = ov_ops.params(spec, {**data, "rounding_type": rounding}, 4)
+        spec, _ = ov_ops.select("MaxPool", f"opset{version}", D15_DATA)
+        params = ov_ops.params(spec, {**D15_DATA, "rounding_type": rounding}, 4)
         shapes[rounding] = plan(params, (1, 1, 9, 11), "openvino").output_shape[2:]
     torch_params = torch_ops.params("max_pool2d", (3, 2), (2, 3), 1, 2, ceil_mode=True)
     assert shapes == {"ceil": (4, 5), "ceil_torch": (4, 4)}
@@ -161,16 +168,7 @@ def test_d15_ceil_and_ceil_torch_shapes() -> None:
 @pytest.mark.oracle
 def test_d15_maxpool14_equals_torch(ov: ModuleType, torch: ModuleType) -> None:
     x = np.random.default_rng(15).standard_normal((1, 2, 9, 11)).astype(np.float32)
-    data = {
-        "strides": "2, 3",
-        "dilations": "2, 2",
-        "pads_begin": "1, 1",
-        "pads_end": "1, 1",
-        "kernel": "3, 2",
-        "rounding_type": "ceil_torch",
-        "index_element_type": "i64",
-        "axis": "2",
-    }
+    data = {**D15_DATA, "rounding_type": "ceil_torch"}
     from irpool.cases import IrLayer
 
     xml = ir_net(IrLayer("MaxPool", 14, data), x.shape, "f32")

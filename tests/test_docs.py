@@ -10,14 +10,11 @@ from __future__ import annotations
 
 import re
 import shlex
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-from conftest import need
+from conftest import ROOT, irpool, need
 
-ROOT = Path(__file__).resolve().parent.parent
 DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 
 
@@ -71,9 +68,7 @@ def test_console_example(doc: str, command: str, expected: list[str], tmp_path: 
     assert args[0] == "irpool", command
     if {"compare", "convert-report", "--verify"} & set(args):
         need("openvino", "openvino")
-    out = subprocess.run(
-        [sys.executable, "-m", "irpool", *args[1:]], capture_output=True, text=True, cwd=ROOT
-    )
+    out = irpool(*args[1:])
     got = (out.stdout + out.stderr).replace(scratch, "/tmp/").splitlines()
     assert _matches(expected, got), f"{doc}: `{command}` printed:\n" + "\n".join(got)
 

@@ -7,8 +7,6 @@ import json
 import math
 import re
 import struct
-import subprocess
-import sys
 import time
 from dataclasses import replace
 from fractions import Fraction
@@ -17,8 +15,9 @@ from types import ModuleType
 
 import numpy as np
 import pytest
+from conftest import ROOT, irpool
 from hypothesis import given, settings
-from hypothesis import strategies as st
+from strategies import pool_params
 
 from irpool.errors import IrpoolError, LimitError, UsageError
 from irpool.explain import explain_graph, explain_layer
@@ -26,8 +25,6 @@ from irpool.frontends.ir_xml import parse_text
 from irpool.geometry import AxisPlan, PoolParams, plan
 from irpool.kernel import divisor
 from irpool.shapes import infer
-
-ROOT = Path(__file__).resolve().parent.parent
 
 D1 = """<layer id="1" name="d1" type="AvgPool" version="opset1">
   <data kernel="3" strides="2" pads_begin="1" pads_end="1" exclude-pad="false" rounding_type="ceil"/>
@@ -103,42 +100,18 @@ def _png_size(path: Path) -> tuple[int, int]:
 def test_png_is_written(tmp_path: Path, model: str, layer: str) -> None:
     pytest.importorskip("matplotlib")
     out = tmp_path / "w.png"
-    result = subprocess.run(
-        [sys.executable, "-m", "irpool", "explain", model, "--layer", layer, "--png", str(out)],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-    )
+    result = irpool("explain", model, "--layer", layer, "--png", str(out))
     assert result.returncode == 0, result.stderr
     assert _png_size(out) == (900, 900)
 
 
 def test_cli_json_and_unknown_layer() -> None:
-    result = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "irpool",
-            "explain",
-            "fixtures/ir/pool_zoo.xml",
-            "--layer",
-            "mp8_indices",
-            "--json",
-        ],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-    )
+    result = irpool("explain", "fixtures/ir/pool_zoo.xml", "--layer", "mp8_indices", "--json")
     doc = json.loads(result.stdout)
     assert doc["schema"] == "irpool.explain/1"
     (layer,) = doc["layers"]
     assert layer["op"] == "MaxPool-8" and layer["output_shape"] == [1, 3, 9, 9]
-    bad = subprocess.run(
-        [sys.executable, "-m", "irpool", "explain", "fixtures/ir/pool_zoo.xml", "--layer", "nope"],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-    )
+    bad = irpool("explain", "fixtures/ir/pool_zoo.xml", "--layer", "nope")
     assert bad.returncode == 2 and "mp8_indices" in bad.stderr
 
 
@@ -167,24 +140,6 @@ BASE = parse_text(
 )
 
 
-@st.composite
-def _layers(draw: st.DrawFn) -> tuple[PoolParams, tuple[int, ...]]:
-    rank = draw(st.integers(1, 3))
-    ints = lambda lo, hi: tuple(draw(st.integers(lo, hi)) for _ in range(rank))  # noqa: E731
-    params = PoolParams(
-        op="test",
-        reduce=draw(st.sampled_from(["max", "mean"])),
-        window=ints(1, 6),
-        strides=ints(1, 4),
-        dilations=ints(1, 3),
-        pads=tuple(zip(ints(0, 4), ints(0, 4), strict=True)),
-        auto_pad=draw(st.sampled_from(["explicit", "same_upper", "same_lower", "valid"])),
-        rounding=draw(st.sampled_from(["floor", "ceil", "ceil_torch"])),
-        count_pad=draw(st.booleans()),
-    )
-    return params, (1, 1, *ints(1, 14))
-
-
 def _naive_classify(a: AxisPlan) -> tuple[list[int], list[int], list[int]]:
     padded, overhang, empty = [], [], []
     for j in range(a.out):
@@ -200,7 +155,7 @@ def _naive_classify(a: AxisPlan) -> tuple[list[int], list[int], list[int]]:
 
 @pytest.mark.parametrize("convention", ["openvino", "onnx", "torch"])
 @settings(max_examples=300, deadline=None)
-@given(case=_layers())
+@given(case=pool_params(window=6, stride=4, pad=4, size=14))
 def test_report_agrees_with_the_plan(
     convention: str, case: tuple[PoolParams, tuple[int, ...]]
 ) -> None:
@@ -279,19 +234,11 @@ def test_work_above_the_limit_is_refused() -> None:
 
 def test_cli_refuses_a_huge_input_quickly() -> None:
     started = time.perf_counter()
-    result = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "irpool",
-            "explain",
-            "fixtures/divergences/d1_avgpool_ceil.xml",
-            "--input-shape",
-            "1,1,1000000000000",
-        ],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
+    result = irpool(
+        "explain",
+        "fixtures/divergences/d1_avgpool_ceil.xml",
+        "--input-shape",
+        "1,1,1000000000000",
         timeout=60,
     )
     assert time.perf_counter() - started < 10
@@ -313,23 +260,8 @@ def test_png_cell_must_name_a_drawn_window(
     tmp_path: Path, layer: str, cell: str, message: str
 ) -> None:
     out = tmp_path / "cell.png"
-    result = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "irpool",
-            "explain",
-            "fixtures/ir/pool_zoo.xml",
-            "--layer",
-            layer,
-            "--png",
-            str(out),
-            "--cell",
-            cell,
-        ],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
+    result = irpool(
+        "explain", "fixtures/ir/pool_zoo.xml", "--layer", layer, "--png", str(out), "--cell", cell
     )
     assert result.returncode == 2, result.stderr
     assert result.stderr.count("\n") == 1 and message in result.stderr
@@ -355,12 +287,7 @@ def test_onnx_model_defaults_to_the_onnx_convention(onnx: ModuleType, tmp_path: 
 
     model = str(ROOT / "fixtures" / "divergences" / "d2_maxpool_ceil.onnx")
     out = tmp_path / "out.npz"
-    ran = subprocess.run(
-        [sys.executable, "-m", "irpool", "run", model, "-o", str(out)],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-    )
+    ran = irpool("run", model, "-o", str(out))
     assert ran.returncode == 0, ran.stderr
     with np.load(out) as arrays:
         (shape,) = [arrays[k].shape for k in arrays.files]
@@ -400,8 +327,6 @@ def test_explain_says_where_onnxruntime_refuses(
         refused = False
     except Exception:
         refused = True
-    out = subprocess.run(
-        [sys.executable, "-m", "irpool", "explain", str(path)], capture_output=True, text=True
-    )
+    out = irpool("explain", str(path))
     assert out.returncode == 0, out.stderr
     assert ("onnxruntime refuses" in out.stdout) == refused == (opset == 11), out.stdout

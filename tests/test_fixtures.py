@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 import pytest
 import reference
+from conftest import ROOT, irpool
 from divergence_helpers import assert_outcome
 from json_schema import validate
 
@@ -33,19 +34,13 @@ from irpool.cases import CASES, by_key
 from irpool.errors import OutputError, UsageError
 from irpool.frontends.ir_xml import load
 from irpool.geometry import plan
+from irpool.model import bfloat16, numpy_dtype
 from irpool.ops import openvino as ov_ops
 from irpool.oracles import openvino_rt
 from irpool.testing import FixtureCase, Tolerance, assert_matches, cases
 
-ROOT = Path(__file__).resolve().parent.parent
 DOC = ROOT / "docs" / "fixtures.md"
 IR_TABLE_KEYS = [c.key for c in CASES if c.openvino is not None]
-
-
-def irpool(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "irpool", *args], capture_output=True, text=True, cwd=ROOT
-    )
 
 
 def make(outdir: Path, preset: str, seed: int = 0, **options: Any) -> fx.Report:
@@ -341,10 +336,10 @@ def test_interrupted_run_resumes_to_the_same_bytes(
             raise KeyboardInterrupt
         return real_build(spec, seed)
 
-    monkeypatch.setattr(fx, "build", build_until_interrupted)
+    monkeypatch.setattr(fx.sets, "build", build_until_interrupted)
     with pytest.raises(KeyboardInterrupt):
         make(out, "full")
-    monkeypatch.setattr(fx, "build", real_build)
+    monkeypatch.setattr(fx.sets, "build", real_build)
     index = json.loads((out / "index.json").read_text())
     assert index["complete"] is False and index["cases"] == []
     entries = os.listdir(out)
@@ -869,7 +864,7 @@ def test_a_layer_of_a_real_model_without_openvino(tmp_path: Path) -> None:
 
 
 def test_missing_dilations_are_added_with_a_note() -> None:
-    data, note = fx._canonical_data(
+    data, note = fx.suites._canonical_data(
         "AvgPool",
         "opset16",
         {"kernel": "2,2", "strides": "2,2", "rounding_type": "CEIL", "exclude-pad": "true"},
@@ -893,19 +888,10 @@ def _without_openvino(tmp_path: Path) -> dict[str, str]:
 
 def test_without_openvino(tmp_path: Path) -> None:
     env = _without_openvino(tmp_path)
-    run = [sys.executable, "-m", "irpool", "fixtures"]
-    verify = subprocess.run(
-        [*run, str(tmp_path / "v"), "--verify"], capture_output=True, text=True, cwd=ROOT, env=env
-    )
+    verify = irpool("fixtures", str(tmp_path / "v"), "--verify", env=env)
     assert verify.returncode == 3 and "pip install" in verify.stderr
     assert verify.stderr.count("\n") == 1 and not (tmp_path / "v").exists()
-    model = subprocess.run(
-        [*run, str(tmp_path / "m"), "--from", SQUEEZENET, "--layer", "n2"],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        env=env,
-    )
+    model = irpool("fixtures", str(tmp_path / "m"), "--from", SQUEEZENET, "--layer", "n2", env=env)
     assert model.returncode == 0, model.stderr
     assert model.stderr == (
         'irpool: note: openvino is not installed; layer "n2" gets a random input instead '
@@ -1004,7 +990,7 @@ def test_without_ml_dtypes_bfloat16_cases_are_skipped_and_said(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """A core install (numpy and lxml only) still writes every other case."""
-    monkeypatch.setattr(fx, "bfloat16", lambda: None)
+    monkeypatch.setattr(fx.suites, "bfloat16", lambda: None)
     cases, skipped, _ = fx.plan_cases("smoke", None, None, None, 0)
     everything = fx.preset_cases("smoke")
     bf16 = [c.name for c in everything if c.element_type == "bf16"]
@@ -1115,7 +1101,7 @@ def test_narrow_float_draws_stay_in_the_recorded_range(
     if fx.range_problem(low, high, element_type) is not None:
         # the range holds no value of the type at all: the refusal must be right about that
         grid = np.arange(math.ceil(low * 16), math.floor(high * 16) + 1) / 16
-        held = grid.astype(fx.numpy_dtype(element_type)).astype(np.float64)
+        held = grid.astype(numpy_dtype(element_type)).astype(np.float64)
         assert not ((held >= low) & (held <= high) & (held == grid)).any()
         return
     x = fx.random_input((4000,), element_type, 1, "narrow", (low, high)).astype(np.float64)
@@ -1292,29 +1278,29 @@ def test_a_value_mismatch_names_its_worst_cell_and_ulps() -> None:
     got = want.copy()
     got[0, 1] = np.nextafter(np.float32(2.0), np.float32(3.0))  # 1 ulp above 2
     got[0, 2] = 3.5  # float32 spacing in [2, 4) is 2**-22: 0.5 is 2**21 ulp
-    ok, why = fx._same(got, want)
+    ok, why = fx.writers._same(got, want)
     assert not ok and why == (
         "2 of 4 values differ; worst at [0, 2] (first at [0, 1]): openvino 3.5, expected 3.0, "
         "2097152 ulp of float32"
     )
     # a NaN where a number is expected is the worst; integers differ by their distance
     got[0, 3] = np.nan
-    assert fx._same(got, want)[1].endswith(
+    assert fx.writers._same(got, want)[1].endswith(
         "worst at [0, 3] (first at [0, 1]): openvino nan, expected 4.0, not both finite"
     )
     ints = np.array([5, 7, 9], dtype=np.int64)
-    assert fx._same(np.array([5, 4, 9], dtype=np.int64), ints)[1] == (
+    assert fx.writers._same(np.array([5, 4, 9], dtype=np.int64), ints)[1] == (
         "1 of 3 values differ; worst at [1]: openvino 4, expected 7, 3 apart"
     )
-    if fx.bfloat16() is not None:
-        bf = fx.bfloat16()
+    if bfloat16() is not None:
+        bf = bfloat16()
         one = np.array([1.0, -2.0], dtype=bf)
         # bfloat16 keeps 8 significant bits: 1 + 2**-7 is the next value after 1
-        assert fx._same(np.array([1.0078125, -2.0], dtype=bf), one)[1].endswith(
+        assert fx.writers._same(np.array([1.0078125, -2.0], dtype=bf), one)[1].endswith(
             "openvino 1.0078125, expected 1.0, 1 ulp of bfloat16"
         )
     # -0 and +0 are the same number (not compared), and both zeros are 0 ulp from each other
-    assert fx._same(np.array([-0.0], np.float32), np.array([0.0], np.float32)) == (True, "")
+    assert fx.writers._same(np.array([-0.0], np.float32), np.array([0.0], np.float32)) == (True, "")
 
 
 def test_install_hints_name_real_extras_and_packages() -> None:

@@ -19,12 +19,12 @@ import tempfile
 from pathlib import Path
 
 import pytest
+from conftest import ROOT
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from irpool.cli import main
 
-ROOT = Path(__file__).resolve().parent.parent
 BASES = [
     ROOT / "fixtures" / "ir" / "pool_zoo.xml",
     ROOT / "fixtures" / "ir" / "dynamic.xml",

@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from conftest import ROOT
 
 from irpool.errors import OutputError
 from irpool.frontends.ir_writer import NetBuilder, ordered_data, quote
@@ -18,7 +19,6 @@ from irpool.frontends.ir_xml import load, parse_text
 from irpool.model import Graph, bfloat16
 from irpool.oracles import openvino_rt
 
-ROOT = Path(__file__).resolve().parent.parent
 # files written by openvino's own serializer (fixtures/make_ir_fixtures.py)
 OPENVINO_WRITTEN = [
     "fixtures/ir/pool_zoo.xml",

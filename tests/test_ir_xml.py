@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 
 import pytest
+from conftest import maxpool_chain
 
 from irpool.errors import IrParseError, IrpoolError
 from irpool.frontends.ir_xml import load, parse_text, split_names
@@ -149,30 +150,8 @@ def test_latin1_names_are_decoded(tmp_path: Path) -> None:
 
 
 def test_long_chain_without_recursion_limit() -> None:
-    layers = [
-        '<layer id="0" name="x" type="Parameter" version="opset1"><data shape="1,1,4"'
-        ' element_type="f32"/><output><port id="0"><dim>1</dim><dim>1</dim><dim>4</dim>'
-        "</port></output></layer>"
-    ]
-    edges = []
     n = 3000
-    for i in range(1, n):
-        layers.append(
-            f'<layer id="{i}" name="p{i}" type="MaxPool" version="opset1"><data kernel="1" '
-            'strides="1"/><input><port id="0"><dim>1</dim><dim>1</dim><dim>4</dim></port></input>'
-            '<output><port id="1"><dim>1</dim><dim>1</dim><dim>4</dim></port></output></layer>'
-        )
-        edges.append(
-            f'<edge from-layer="{i - 1}" from-port="{0 if i == 1 else 1}" '
-            f'to-layer="{i}" to-port="0"/>'
-        )
-    text = (
-        '<net name="c" version="11"><layers>'
-        + "".join(layers)
-        + "</layers><edges>"
-        + "".join(edges)
-        + "</edges></net>"
-    )
+    text = maxpool_chain(n)
     g = parse_text(text, "chain.xml")
     assert len(g.topological()) == n
 

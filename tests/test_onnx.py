@@ -4,8 +4,6 @@ QLinearAveragePool, the D12 reference bugs, and the commands on ONNX models."""
 from __future__ import annotations
 
 import random
-import subprocess
-import sys
 import warnings
 from pathlib import Path
 from types import ModuleType
@@ -13,6 +11,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from conftest import ROOT, irpool
 
 from irpool.frontends import onnx_model
 from irpool.frontends.onnx_model import to_graph
@@ -23,7 +22,6 @@ from irpool.quant import qlinear_average_pool
 from irpool.run import run_graph
 
 pytestmark = pytest.mark.oracle
-ROOT = Path(__file__).resolve().parent.parent
 # the onnx backend test runner's own tolerances (its expected data are rounded to 4 digits)
 RTOL, ATOL = 1e-3, 1e-7
 
@@ -130,14 +128,9 @@ def test_d12a_reference_shifts_windows_irpool_follows_onnxruntime(
             ceil_mode=1,
             count_include_pad=cip,
         )
-        graph = helper.make_graph(
-            [node],
-            "g",
-            [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 1, 6])],
-            [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+        model = _proto(
+            node, [("x", TensorProto.FLOAT, [1, 1, 6])], [("y", TensorProto.FLOAT, None)], 19
         )
-        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 19)])
-        model.ir_version = 10
         got = run_graph(to_graph(model, "d12a"), {"x": x}).outputs["y"]
         # windows [1..5] and [5, 6, pad...]: 15/5 and 11/2 (cip=0) or 11/2 (declared pads 0)
         np.testing.assert_array_equal(got.ravel(), [3.0, 5.5])
@@ -206,47 +199,70 @@ def test_qlinear_average_pool_matches_onnxruntime(ort: ModuleType, onnx: ModuleT
     assert compared == 250
 
 
+Tensor = tuple[str, int, list[Any] | None]
+"""A graph input or output: name, element type (TensorProto) and shape (None: undeclared)."""
+
+
+def _proto(
+    node: Any,
+    inputs: list[Tensor],
+    outputs: list[Tensor],
+    opset: int,
+    inits: list[Any] | None = None,
+) -> Any:
+    """A ModelProto of one node (IR version 10); a com.microsoft node also imports that domain."""
+    from onnx import helper
+
+    graph = helper.make_graph(
+        [node],
+        "g",
+        [helper.make_tensor_value_info(*t) for t in inputs],
+        [helper.make_tensor_value_info(*t) for t in outputs],
+        initializer=inits or [],
+    )
+    imports = [helper.make_opsetid("", opset)]
+    if node.domain == "com.microsoft":
+        imports.append(helper.make_opsetid("com.microsoft", 1))
+    model = helper.make_model(graph, opset_imports=imports)
+    model.ir_version = 10
+    return model
+
+
 def _model(
     onnx: ModuleType,
     path: Path,
     node: Any,
-    inputs: list[Any],
-    outputs: list[Any],
+    inputs: list[Tensor],
+    outputs: list[Tensor],
     opset: int,
     inits: list[Any] | None = None,
-    microsoft: bool = False,
 ) -> str:
-    from onnx import helper
-
-    graph = helper.make_graph([node], "g", inputs, outputs, initializer=inits or [])
-    imports = [helper.make_opsetid("", opset)]
-    if microsoft:
-        imports.append(helper.make_opsetid("com.microsoft", 1))
-    model = helper.make_model(graph, opset_imports=imports)
-    model.ir_version = 10
-    onnx.save(model, str(path))
+    """_proto saved at `path`."""
+    onnx.save(_proto(node, inputs, outputs, opset, inits), str(path))
     return str(path)
 
 
-def irpool(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "irpool", *args], capture_output=True, text=True, cwd=ROOT
-    )
+D2_ATTRS: dict[str, Any] = {
+    "kernel_shape": [3, 3],
+    "strides": [3, 3],
+    "pads": [1, 1, 1, 1],
+    "ceil_mode": 1,
+}
+"""A 2-D pooling whose last window would start in the right padding on a 2x2 input (D2)."""
+QLINEAR_ATTRS: dict[str, Any] = {
+    "domain": "com.microsoft",
+    "kernel_shape": [3],
+    "strides": [2],
+    "pads": [1, 1],
+    "count_include_pad": 1,
+}
+"""The QLinearAveragePool of fixtures/divergences/d10b_qlinear.onnx (D10b), counting the pads."""
 
 
 def test_check_reports_onnx_shape_inference_disagreement(onnx: ModuleType, tmp_path: Path) -> None:
     from onnx import TensorProto, helper, shape_inference
 
-    node = helper.make_node(
-        "AveragePool",
-        ["x"],
-        ["y"],
-        name="pool",
-        kernel_shape=[3, 3],
-        strides=[3, 3],
-        pads=[1, 1, 1, 1],
-        ceil_mode=1,
-    )
+    node = helper.make_node("AveragePool", ["x"], ["y"], name="pool", **D2_ATTRS)
     for opset, declared_ok in ((19, False), (22, True)):
         graph = helper.make_graph(
             [node],
@@ -284,11 +300,8 @@ def test_run_and_compare_onnx(onnx: ModuleType, ort: ModuleType, tmp_path: Path)
         onnx,
         tmp_path / "mp.onnx",
         node,
-        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3, 9, 10])],
-        [
-            helper.make_tensor_value_info("y", TensorProto.FLOAT, None),
-            helper.make_tensor_value_info("i", TensorProto.INT64, None),
-        ],
+        [("x", TensorProto.FLOAT, [2, 3, 9, 10])],
+        [("y", TensorProto.FLOAT, None), ("i", TensorProto.INT64, None)],
         12,
     )
     x = np.random.default_rng(0).standard_normal((2, 3, 9, 10)).astype(np.float32)
@@ -314,23 +327,9 @@ def test_convert_report_names_the_divergence(
 
     f32 = TensorProto.FLOAT
     if case == "D2c":
-        node = helper.make_node(
-            "MaxPool",
-            ["x"],
-            ["y"],
-            name="mp",
-            kernel_shape=[3, 3],
-            strides=[3, 3],
-            pads=[1, 1, 1, 1],
-            ceil_mode=1,
-        )
+        node = helper.make_node("MaxPool", ["x"], ["y"], name="mp", **D2_ATTRS)
         path = _model(
-            onnx,
-            tmp_path / "m.onnx",
-            node,
-            [helper.make_tensor_value_info("x", f32, [1, 1, 2, 2])],
-            [helper.make_tensor_value_info("y", f32, None)],
-            12,
+            onnx, tmp_path / "m.onnx", node, [("x", f32, [1, 1, 2, 2])], [("y", f32, None)], 12
         )
         extra: list[str] = []
     elif case == "D6":
@@ -347,11 +346,8 @@ def test_convert_report_names_the_divergence(
             onnx,
             tmp_path / "m.onnx",
             node,
-            [helper.make_tensor_value_info("x", f32, [1, 1, 2, 4])],
-            [
-                helper.make_tensor_value_info("y", f32, None),
-                helper.make_tensor_value_info("i", TensorProto.INT64, None),
-            ],
+            [("x", f32, [1, 1, 2, 4])],
+            [("y", f32, None), ("i", TensorProto.INT64, None)],
             12,
         )
         extra = []
@@ -364,25 +360,10 @@ def test_convert_report_names_the_divergence(
             numpy_helper.from_array(np.array(10, np.uint8), "yz"),
         ]
         node = helper.make_node(
-            "QLinearAveragePool",
-            ["x", "xs", "xz", "ys", "yz"],
-            ["y"],
-            name="qap",
-            domain="com.microsoft",
-            kernel_shape=[3],
-            strides=[2],
-            pads=[1, 1],
-            count_include_pad=1,
+            "QLinearAveragePool", ["x", "xs", "xz", "ys", "yz"], ["y"], name="qap", **QLINEAR_ATTRS
         )
         path = _model(
-            onnx,
-            tmp_path / "m.onnx",
-            node,
-            [helper.make_tensor_value_info("x", u8, [1, 1, 9])],
-            [helper.make_tensor_value_info("y", u8, None)],
-            12,
-            inits,
-            microsoft=True,
+            onnx, tmp_path / "m.onnx", node, [("x", u8, [1, 1, 9])], [("y", u8, None)], 12, inits
         )
         extra = ["--range", "0,255"]
     out = irpool("convert-report", path, *extra)
@@ -433,8 +414,8 @@ def test_omitted_output_and_dynamic_batch(
         onnx,
         tmp_path / "omitted.onnx",
         node,
-        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 1, 4])],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 1, 2])],
+        [("x", TensorProto.FLOAT, [1, 1, 4])],
+        [("y", TensorProto.FLOAT, [1, 1, 2])],
         12,
     )
     out = irpool("compare", path)
@@ -443,24 +424,16 @@ def test_omitted_output_and_dynamic_batch(
     scale = helper.make_tensor("s", TensorProto.FLOAT, [], [0.5])
     zero = helper.make_tensor("z", TensorProto.UINT8, [], [3])
     node = helper.make_node(
-        "QLinearAveragePool",
-        ["xq", "s", "z", "s", "z"],
-        ["yq"],
-        domain="com.microsoft",
-        kernel_shape=[3],
-        strides=[2],
-        pads=[1, 1],
-        count_include_pad=1,
+        "QLinearAveragePool", ["xq", "s", "z", "s", "z"], ["yq"], **QLINEAR_ATTRS
     )
     path = _model(
         onnx,
         tmp_path / "qdyn.onnx",
         node,
-        [helper.make_tensor_value_info("xq", TensorProto.UINT8, ["n", 1, 9])],
-        [helper.make_tensor_value_info("yq", TensorProto.UINT8, ["n", 1, 5])],
+        [("xq", TensorProto.UINT8, ["n", 1, 9])],
+        [("yq", TensorProto.UINT8, ["n", 1, 5])],
         12,
         [scale, zero],
-        microsoft=True,
     )
     x = np.random.default_rng(0).integers(0, 256, size=(2, 1, 9), dtype=np.uint8)
     np.save(tmp_path / "xq.npy", x)
@@ -477,8 +450,8 @@ def test_element_types_an_op_version_refuses(onnx: ModuleType, tmp_path: Path) -
         onnx,
         tmp_path / "int.onnx",
         node,
-        [helper.make_tensor_value_info("x", TensorProto.INT32, [1, 1, 4])],
-        [helper.make_tensor_value_info("y", TensorProto.INT32, [1, 1, 3])],
+        [("x", TensorProto.INT32, [1, 1, 4])],
+        [("y", TensorProto.INT32, [1, 1, 3])],
         19,
     )
     out = irpool("run", path, "-o", str(tmp_path / "o.npz"))
@@ -542,22 +515,17 @@ def test_f16_chains_as_onnxruntime_runs_them(
     """onnxruntime pools f16 in float32 and cancels the casts between two pooling nodes, so a
     chain is rounded to f16 only at the end, or where another node (Squeeze) needs f16: run
     matches it bit for bit, and compare rebuilds the float32 values between the nodes."""
-    import irpool
+    import irpool as api
 
     path = tmp_path / "chain.onnx"
     _f16_chain(onnx, path, squeeze)
     x = np.random.default_rng(0).standard_normal((1, 3, 6, 24)).astype(np.float16)
     want = onnxruntime_rt.session(str(path)).run(None, {"x": x})[0]
-    got = irpool.run(str(path), {"x": x})
+    got = api.run(str(path), {"x": x})
     assert not isinstance(got, dict)
     np.testing.assert_array_equal(got.outputs["y"], want)
     np.save(tmp_path / "x.npy", x)
-    out = subprocess.run(
-        [sys.executable, "-m", "irpool", "compare", str(path), "-i", str(tmp_path / "x.npy")],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-    )
+    out = irpool("compare", str(path), "-i", str(tmp_path / "x.npy"))
     assert out.returncode == 0, out.stdout + out.stderr
     assert "4 pooling layer(s) compared, 0 differ" in out.stdout
 
@@ -604,11 +572,10 @@ def test_qlinear_inputs_refused_where_onnxruntime_refuses_to_load(
         onnx,
         tmp_path / "q.onnx",
         node,
-        [helper.make_tensor_value_info("x", TensorProto.UINT8, [1, 1, 6])],
-        [helper.make_tensor_value_info("y", TensorProto.UINT8, None)],
+        [("x", TensorProto.UINT8, [1, 1, 6])],
+        [("y", TensorProto.UINT8, None)],
         13,
         inits,
-        microsoft=True,
     )
     x = np.arange(10, 70, 10, dtype=np.uint8).reshape(1, 1, 6)
     np.save(tmp_path / "x.npy", x)
@@ -631,48 +598,21 @@ def _single_node(
 
     et = helper.np_dtype_to_tensor_dtype(np.dtype(dtype))
     node = helper.make_node(op, ["x"], ["y"], name="pool", **attrs)
-    return _model(
-        onnx,
-        path,
-        node,
-        [helper.make_tensor_value_info("x", et, shape)],
-        [helper.make_tensor_value_info("y", et, None)],
-        opset,
-    )
+    return _model(onnx, path, node, [("x", et, shape)], [("y", et, None)], opset)
+
+
+KERNEL_1_STRIDE_3 = {"kernel_shape": [1], "strides": [3]}
+"""A kernel smaller than the stride: with SAME_* on 5 inputs, pads (0, -1) (D5)."""
 
 
 @pytest.mark.parametrize(
     "op,opset,dtype,attrs,refusal",
     [
         # SAME_UPPER, kernel 1 < stride 3 on 5: pads (0, -1) (D5)
-        (
-            "AveragePool",
-            11,
-            np.float32,
-            {"auto_pad": "SAME_UPPER", "kernel_shape": [1], "strides": [3]},
-            "D5",
-        ),
-        (
-            "AveragePool",
-            19,
-            np.float32,
-            {"auto_pad": "SAME_UPPER", "kernel_shape": [1], "strides": [3]},
-            None,
-        ),
-        (
-            "MaxPool",
-            12,
-            np.float16,
-            {"auto_pad": "SAME_LOWER", "kernel_shape": [1], "strides": [3]},
-            "D5",
-        ),
-        (
-            "MaxPool",
-            12,
-            np.float64,
-            {"auto_pad": "SAME_LOWER", "kernel_shape": [1], "strides": [3]},
-            None,
-        ),
+        ("AveragePool", 11, np.float32, {"auto_pad": "SAME_UPPER", **KERNEL_1_STRIDE_3}, "D5"),
+        ("AveragePool", 19, np.float32, {"auto_pad": "SAME_UPPER", **KERNEL_1_STRIDE_3}, None),
+        ("MaxPool", 12, np.float16, {"auto_pad": "SAME_LOWER", **KERNEL_1_STRIDE_3}, "D5"),
+        ("MaxPool", 12, np.float64, {"auto_pad": "SAME_LOWER", **KERNEL_1_STRIDE_3}, None),
         ("MaxPool", 12, np.float32, {"kernel_shape": [2], "pads": [2, 0]}, "D11"),
         (
             "AveragePool",

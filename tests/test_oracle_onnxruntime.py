@@ -42,12 +42,7 @@ def make_case(rng: random.Random) -> dict[str, Any]:
         attrs["dilations"] = dil
     else:
         dil = [1] * rank
-    if rng.random() < 0.8:
-        attrs["strides"] = [rng.randint(1, 3) for _ in range(rank)]
-    auto = rng.choice(["NOTSET"] * 4 + ["SAME_UPPER", "SAME_LOWER", "VALID"])
-    if auto != "NOTSET":
-        attrs["auto_pad"] = auto
-    elif rng.random() < 0.8:
+    if _strides_and_auto_pad(rng, attrs, rank, notset=4, pads=0.8):
         attrs["pads"] = [rng.randint(0, k - 1) for k in kernel] * 1 + [
             rng.randint(0, k - 1) for k in kernel
         ]
@@ -67,14 +62,41 @@ def make_case(rng: random.Random) -> dict[str, Any]:
     dtypes = ["float32"] * 3
     if op == "MaxPool":
         dtypes += ["float64", "float16"] + (["int8", "uint8"] if opset >= 12 else [])
+    return _case(op, opset, attrs, shape, rng.choice(dtypes), n_outputs)
+
+
+def _strides_and_auto_pad(
+    rng: random.Random, attrs: dict[str, Any], rank: int, notset: int, pads: float
+) -> bool:
+    """Draw strides (most of the time) and an auto_pad (NOTSET `notset` times out of `notset`
+    + 3) into `attrs`; whether explicit pads are to be drawn too (with NOTSET, at the odds
+    `pads`)."""
+    if rng.random() < 0.8:
+        attrs["strides"] = [rng.randint(1, 3) for _ in range(rank)]
+    auto = rng.choice(["NOTSET"] * notset + ["SAME_UPPER", "SAME_LOWER", "VALID"])
+    if auto != "NOTSET":
+        attrs["auto_pad"] = auto
+        return False
+    return rng.random() < pads
+
+
+def _case(
+    op: str, opset: int, attrs: dict[str, Any], shape: list[int], dtype: str, n_outputs: int
+) -> dict[str, Any]:
     return {
         "op": op,
         "opset": opset,
         "attrs": attrs,
         "shape": shape,
-        "dtype": rng.choice(dtypes),
+        "dtype": dtype,
         "n_outputs": n_outputs,
     }
+
+
+def _integers(shape: list[int], dtype: np.dtype[Any], rng: np.random.Generator) -> np.ndarray:
+    """Any values of an integer type."""
+    info = np.iinfo(dtype)
+    return rng.integers(info.min, info.max, size=shape, endpoint=True).astype(dtype)
 
 
 def make_input(case: dict[str, Any], rng: np.random.Generator) -> np.ndarray:
@@ -84,8 +106,7 @@ def make_input(case: dict[str, Any], rng: np.random.Generator) -> np.ndarray:
         if rng.random() < 0.5:
             x += rng.standard_normal(shape)
         return x.astype(dtype)
-    info = np.iinfo(dtype)
-    return rng.integers(info.min, info.max, size=shape, endpoint=True).astype(dtype)
+    return _integers(shape, dtype, rng)
 
 
 def irpool_run(case: dict[str, Any], x: np.ndarray) -> list[np.ndarray]:
@@ -158,12 +179,7 @@ def nan_case(rng: random.Random) -> dict[str, Any]:
     if rng.random() < 0.15:
         attrs = {"kernel_shape": shape[2:]}
     else:
-        if rng.random() < 0.8:
-            attrs["strides"] = [rng.randint(1, 3) for _ in range(rank)]
-        auto = rng.choice(["NOTSET"] * 5 + ["SAME_UPPER", "SAME_LOWER", "VALID"])
-        if auto != "NOTSET":
-            attrs["auto_pad"] = auto
-        elif rng.random() < 0.7:
+        if _strides_and_auto_pad(rng, attrs, rank, notset=5, pads=0.7):
             attrs["pads"] = [rng.randint(0, k - 1) for k in kernel] * 2
         if opset >= 10 and rng.random() < 0.4:
             attrs["ceil_mode"] = 1
@@ -174,21 +190,13 @@ def nan_case(rng: random.Random) -> dict[str, Any]:
         attrs["storage_order"] = 1
     dtypes = ["float32"] * 4 + ["float16"] + (["float64"] if opset >= 8 else [])
     dtypes += ["int8", "uint8"] if opset >= 12 else []
-    return {
-        "op": "MaxPool",
-        "opset": opset,
-        "attrs": attrs,
-        "shape": shape,
-        "dtype": rng.choice(dtypes),
-        "n_outputs": n_outputs,
-    }
+    return _case("MaxPool", opset, attrs, shape, rng.choice(dtypes), n_outputs)
 
 
 def nan_input(case: dict[str, Any], rng: np.random.Generator) -> np.ndarray:
     shape, dtype = case["shape"], np.dtype(case["dtype"])
     if dtype.kind != "f":
-        info = np.iinfo(dtype)
-        return rng.integers(info.min, info.max, size=shape, endpoint=True).astype(dtype)
+        return _integers(shape, dtype, rng)
     x = rng.integers(-4, 5, size=shape).astype(np.float64)
     x[rng.random(shape) < rng.choice([0.05, 0.2, 0.5])] = np.nan
     x[rng.random(shape) < rng.choice([0.0, 0.1, 0.7])] = -np.inf
@@ -213,7 +221,12 @@ def test_max_nan_rules_match_onnxruntime(ort: ModuleType, onnx: ModuleType) -> N
             continue
         spec = onnx_ops.select("MaxPool", "", case["opset"])
         indices = case["n_outputs"] == 2
-        p = plan(onnx_ops.params(spec, case["attrs"], x.ndim, indices=indices), x.shape, "onnx", dtype=x.dtype)
+        p = plan(
+            onnx_ops.params(spec, case["attrs"], x.ndim, indices=indices),
+            x.shape,
+            "onnx",
+            dtype=x.dtype,
+        )
         path = f"{p.nan_max} {case['dtype']}"
         seen[path] = seen.get(path, 0) + 1
         got = irpool_run(case, x)

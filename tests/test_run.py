@@ -4,27 +4,21 @@ from __future__ import annotations
 
 import itertools
 import subprocess
-import sys
 from pathlib import Path
 from types import ModuleType
 
 import numpy as np
 import pytest
+from conftest import ROOT, irpool
 
 from irpool.arrays import load_arrays, save_npz
+from irpool.fixtures import layer_data
 from irpool.frontends.ir_writer import NetBuilder
 from irpool.frontends.ir_xml import load
 from irpool.oracles import openvino_rt
 from irpool.run import RunResult, random_inputs, run_graph
 
-ROOT = Path(__file__).resolve().parent.parent
 NETS = ["pool_zoo.xml", "pool_zoo_v10.xml", "ranks.xml", "integer_types.xml"]
-
-
-def irpool(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "irpool", *args], capture_output=True, text=True, cwd=cwd
-    )
 
 
 def openvino_outputs(path: str, inputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
@@ -49,6 +43,11 @@ def test_nets_match_openvino(ov: ModuleType, name: str) -> None:
         np.testing.assert_array_equal(got.outputs[key], value, err_msg=f"{name}: {key}")
 
 
+MP8 = layer_data("MaxPool", 8, (2, 2), (2, 2), (0, 0), (0, 0), index_element_type="i32")
+AVG1 = layer_data("AvgPool", 1, (3, 3), (1, 1), (1, 1), (1, 1), exclude_pad=False)
+AVG14 = layer_data("AvgPool", 14, (2, 2), (2, 2), (0, 0), (0, 0), rounding_type="ceil_torch")
+
+
 def _const_net(tmp_path: Path) -> str:
     """Const(f16) -> Convert(f32) -> MaxPool-8 (both outputs) and Parameter -> AvgPool chain."""
     net = NetBuilder("consts")
@@ -57,56 +56,11 @@ def _const_net(tmp_path: Path) -> str:
         "Convert", "opset1", "decompress", {"destination_type": "f32"}, [c], [((1, 2, 4, 4), "f32")]
     )[0]
     mp = net.op(
-        "MaxPool",
-        "opset8",
-        "mp",
-        {
-            "strides": "2, 2",
-            "dilations": "1, 1",
-            "pads_begin": "0, 0",
-            "pads_end": "0, 0",
-            "kernel": "2, 2",
-            "rounding_type": "floor",
-            "auto_pad": "explicit",
-            "index_element_type": "i32",
-            "axis": "0",
-        },
-        [conv],
-        [((1, 2, 2, 2), "f32"), ((1, 2, 2, 2), "i32")],
+        "MaxPool", "opset8", "mp", MP8, [conv], [((1, 2, 2, 2), "f32"), ((1, 2, 2, 2), "i32")]
     )
     x = net.parameter("x", (1, 2, 6, 6), "f32")
-    a1 = net.op(
-        "AvgPool",
-        "opset1",
-        "a1",
-        {
-            "strides": "1, 1",
-            "pads_begin": "1, 1",
-            "pads_end": "1, 1",
-            "kernel": "3, 3",
-            "exclude-pad": "false",
-            "rounding_type": "floor",
-            "auto_pad": "explicit",
-        },
-        [x],
-        [((1, 2, 6, 6), "f32")],
-    )[0]
-    a2 = net.op(
-        "AvgPool",
-        "opset14",
-        "a2",
-        {
-            "strides": "2, 2",
-            "pads_begin": "0, 0",
-            "pads_end": "0, 0",
-            "kernel": "2, 2",
-            "exclude-pad": "true",
-            "rounding_type": "ceil_torch",
-            "auto_pad": "explicit",
-        },
-        [a1],
-        [((1, 2, 3, 3), "f32")],
-    )[0]
+    a1 = net.op("AvgPool", "opset1", "a1", AVG1, [x], [((1, 2, 6, 6), "f32")])[0]
+    a2 = net.op("AvgPool", "opset14", "a2", AVG14, [a1], [((1, 2, 3, 3), "f32")])[0]
     net.result("max_values", mp[0])
     net.result("max_indices", mp[1])
     net.result("chain", a2)
@@ -159,53 +113,21 @@ def test_cli_inputs_by_name_and_errors(tmp_path: Path) -> None:
     x3 = np.zeros((1, 2, 9, 10, 11), np.float16)
     np.save(tmp_path / "x1.npy", x1)
     np.save(tmp_path / "x3.npy", x3)
-    ok = irpool(
-        "run",
-        model,
-        "-i",
-        f"x1d={tmp_path / 'x1.npy'}",
-        "-i",
-        f"x3d={tmp_path / 'x3.npy'}",
-        "-o",
-        str(tmp_path / "o.npz"),
-    )
+
+    def run(x1d: str, out: str, *more: str) -> subprocess.CompletedProcess[str]:
+        x3d = f"x3d={tmp_path / 'x3.npy'}"
+        return irpool("run", model, "-i", f"x1d={tmp_path / x1d}", "-i", x3d, "-o", out, *more)
+
+    ok = run("x1.npy", str(tmp_path / "o.npz"))
     assert ok.returncode == 0, ok.stderr
     np.save(tmp_path / "bad.npy", x1.astype(np.float64))
-    bad = irpool(
-        "run",
-        model,
-        "-i",
-        f"x1d={tmp_path / 'bad.npy'}",
-        "-i",
-        f"x3d={tmp_path / 'x3.npy'}",
-        "-o",
-        str(tmp_path / "p.npz"),
-    )
+    bad = run("bad.npy", str(tmp_path / "p.npz"))
     assert bad.returncode == 2 and "float64" in bad.stderr and "--cast" in bad.stderr
     assert bad.stderr.count("\n") == 1 and not (tmp_path / "p.npz").exists()
-    cast = irpool(
-        "run",
-        model,
-        "-i",
-        f"x1d={tmp_path / 'bad.npy'}",
-        "-i",
-        f"x3d={tmp_path / 'x3.npy'}",
-        "-o",
-        str(tmp_path / "p.npz"),
-        "--cast",
-    )
+    cast = run("bad.npy", str(tmp_path / "p.npz"), "--cast")
     assert cast.returncode == 0, cast.stderr
     np.save(tmp_path / "shape.npy", np.zeros((2, 4, 49), np.float32))
-    shape = irpool(
-        "run",
-        model,
-        "-i",
-        f"x1d={tmp_path / 'shape.npy'}",
-        "-i",
-        f"x3d={tmp_path / 'x3.npy'}",
-        "-o",
-        str(tmp_path / "q.npz"),
-    )
+    shape = run("shape.npy", str(tmp_path / "q.npz"))
     assert shape.returncode == 2 and "[2, 4, 49]" in shape.stderr
     missing = irpool(
         "run", model, "-i", f"x1d={tmp_path / 'x1.npy'}", "-o", str(tmp_path / "r.npz")

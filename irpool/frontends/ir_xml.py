@@ -439,21 +439,9 @@ def _read_edges(root: etree._Element, path: str, layers: dict[int, Layer]) -> li
         for lid in (fl, tl):
             if lid not in layers:
                 raise IrParseError(f"edge names layer id {lid}, which does not exist", where)
-        src, dst = layers[fl], layers[tl]
-        if src.output_port(fp) is None:
-            outs = ", ".join(str(p.id) for p in src.outputs) or "none"
-            raise IrParseError(
-                f'edge leaves port {fp} of layer "{src.label}" (id={fl}), which has no such '
-                f"output port; its output ports: {outs}",
-                where,
-            )
-        if dst.input_port(tp) is None:
-            ins = ", ".join(str(p.id) for p in dst.inputs) or "none"
-            raise IrParseError(
-                f'edge enters port {tp} of layer "{dst.label}" (id={tl}), which has no such '
-                f"input port; its input ports: {ins}",
-                where,
-            )
+        dst = layers[tl]
+        _check_edge_port("leaves", layers[fl], fp, "output", where)
+        _check_edge_port("enters", dst, tp, "input", where)
         if (tl, tp) in fed:
             raise IrParseError(
                 f'input port {tp} of layer "{dst.label}" (id={tl}) has a second incoming edge '
@@ -463,6 +451,18 @@ def _read_edges(root: etree._Element, path: str, layers: dict[int, Layer]) -> li
         fed[(tl, tp)] = _line(el)
         edges.append(Edge(fl, fp, tl, tp, _line(el)))
     return edges
+
+
+def _check_edge_port(verb: str, layer: Layer, port: int, kind: str, where: Where) -> None:
+    """Refuse an edge that `verb`s (leaves, enters) a port the layer does not have."""
+    ports = layer.outputs if kind == "output" else layer.inputs
+    if all(p.id != port for p in ports):
+        ids = ", ".join(str(p.id) for p in ports) or "none"
+        raise IrParseError(
+            f'edge {verb} port {port} of layer "{layer.label}" (id={layer.id}), which has no '
+            f"such {kind} port; its {kind} ports: {ids}",
+            where,
+        )
 
 
 def _check_connected(graph: Graph) -> None:

@@ -138,89 +138,81 @@ def to_graph(model: Any, path: str) -> Graph:
         declared[info.name] = _dims(info.type)
     layers: list[Layer] = []
     producer: dict[str, tuple[int, int]] = {}
+
+    def tensor_port(k: int, tensor: str, names: tuple[str, ...]) -> Port:
+        dims, et = declared.get(tensor, (None, None))
+        return Port(k, et, names, dims, None)
+
+    def add(
+        name: str,
+        type: str,
+        version: str,
+        data: dict[str, str],
+        inputs: tuple[Port, ...],
+        outputs: tuple[Port, ...],
+        **rest: Any,
+    ) -> Layer:
+        """A layer appended to `layers` (its id and index its position); `rest`: attrs and
+        domain of a node."""
+        lid = len(layers)
+        layer = Layer(
+            id=lid,
+            name=name,
+            type=type,
+            version=version,
+            data=data,
+            inputs=inputs,
+            outputs=outputs,
+            file=path,
+            line=None,
+            index=lid,
+            **rest,
+        )
+        layers.append(layer)
+        return layer
+
     for inp in g.input:
         if inp.name in initializers:
             continue
         dims, et = declared[inp.name]
-        lid = len(layers)
-        layers.append(
-            Layer(
-                id=lid,
-                name=inp.name,
-                type="Parameter",
-                version="opset1",
-                data={"shape": shape_text(dims), "element_type": et or "f32"},
-                inputs=(),
-                outputs=(Port(0, et, (inp.name,), dims, None),),
-                file=path,
-                line=None,
-                index=lid,
-            )
+        add(
+            inp.name,
+            "Parameter",
+            "opset1",
+            {"shape": shape_text(dims), "element_type": et or "f32"},
+            inputs=(),
+            outputs=(tensor_port(0, inp.name, (inp.name,)),),
         )
-        producer[inp.name] = (lid, 0)
+        producer[inp.name] = (len(layers) - 1, 0)
     for node in g.node:
         lid = len(layers)
         domain = domain_of(node.domain)
         attrs = {a.name: _attr_value(a) for a in node.attribute}
         n_in = len(node.input)
-        ins = tuple(
-            Port(
-                k,
-                declared.get(t, (None, None))[1],
-                (t,) if t else (),
-                declared.get(t, (None, None))[0],
-                None,
-            )
-            for k, t in enumerate(node.input)
-        )
-        outs = tuple(
-            Port(
-                n_in + k,
-                declared.get(t, (None, None))[1],
-                (t,),
-                declared.get(t, (None, None))[0],
-                None,
-            )
-            for k, t in enumerate(node.output)
-            if t  # "" is an omitted optional output
-        )
-        name = node.name or (node.output[0] if node.output else f"node{lid}")
-        layer = Layer(
-            id=lid,
-            name=name,
-            type=node.op_type,
-            version=f"opset{opsets.get(domain, 1)}",
-            data={k: str(v) for k, v in attrs.items()},
-            inputs=ins,
-            outputs=outs,
-            file=path,
-            line=None,
-            index=lid,
+        layer = add(
+            node.name or (node.output[0] if node.output else f"node{lid}"),
+            node.op_type,
+            f"opset{opsets.get(domain, 1)}",
+            {k: str(v) for k, v in attrs.items()},
+            inputs=tuple(tensor_port(k, t, (t,) if t else ()) for k, t in enumerate(node.input)),
+            # "" is an omitted optional output
+            outputs=tuple(tensor_port(n_in + k, t, (t,)) for k, t in enumerate(node.output) if t),
             attrs=attrs,
             domain=domain,
         )
         if (domain, node.op_type) == ("com.microsoft", "QLinearAveragePool"):
             check_qlinear_inputs(layer, initializers)
-        layers.append(layer)
         for k, t in enumerate(node.output):
             if t:
                 producer[t] = (lid, n_in + k)
     for out in g.output:
-        lid = len(layers)
-        dims, et = declared.get(out.name, (None, None))
-        layers.append(
-            Layer(
-                id=lid,
-                name=out.name,
-                type="Result",
-                version="opset1",
-                data={},
-                inputs=(Port(0, et, (out.name,), dims, None),),
-                outputs=(),
-                file=path,
-                line=None,
-                index=lid,
-            )
+        add(
+            out.name,
+            "Result",
+            "opset1",
+            {},
+            inputs=(tensor_port(0, out.name, (out.name,)),),
+            outputs=(),
         )
     edges: list[Edge] = []
     for layer in layers:

@@ -46,11 +46,11 @@ def _axis_max(
     windows (in `into` if given, C-contiguous): one strided operation per tap; windows with no
     tap inside the input keep `pad`."""
     dim = ax + 1
-    if dim == a.ndim - 1 and axis.size == axis.out * axis.stride and a.flags.c_contiguous:
-        return _last_axis_max(a, ax, axis, op, pad, work, into)
     shape = list(a.shape)
     shape[dim] = axis.out
     b = into if into is not None else work.take(("axis", ax), tuple(shape), a.dtype)
+    if dim == a.ndim - 1 and axis.size == axis.out * axis.stride and a.flags.c_contiguous:
+        return _last_axis_max(a, axis, op, pad, b)
     head = (slice(None),) * dim
     taps = axis_taps_cached(axis)
     full = [t for t in taps if t.out.start == 0 and t.out.stop == axis.out]
@@ -68,26 +68,17 @@ def _axis_max(
 
 
 def _last_axis_max(
-    a: Array,
-    ax: int,
-    axis: AxisPlan,
-    op: Callable[..., Any],
-    pad: float | int,
-    work: Scratch,
-    into: Array | None = None,
+    a: Array, axis: AxisPlan, op: Callable[..., Any], pad: float | int, into: Array
 ) -> Array:
-    """The last-axis pass when n = out * stride: all rows of the chunk form one long row of
-    `out` groups of `stride` elements, so every tap is a single strided 1-D operation over the
-    whole chunk; a tap reaching past a row's ends touches the neighbouring row there, so those
-    few columns are saved before and restored after it."""
+    """The last-axis pass when n = out * stride, into `into` (C-contiguous, the shape of `a`
+    with the last dim `out`): all rows of the chunk form one long row of `out` groups of
+    `stride` elements, so every tap is a single strided 1-D operation over the whole chunk; a
+    tap reaching past a row's ends touches the neighbouring row there, so those few columns
+    are saved before and restored after it."""
     s, out = axis.stride, axis.out
     rows = a.size // axis.size
     groups = a.reshape(rows * out, s)
-    b = (
-        into.reshape(rows, out)
-        if into is not None
-        else work.take(("axis", ax), (rows, out), a.dtype)
-    )
+    b = into.reshape(rows, out)
     flat = b.reshape(-1)
     total = rows * out
     taps = [(t * axis.dilation - axis.pad_begin) for t in range(axis.window)]
@@ -114,7 +105,7 @@ def _last_axis_max(
         op(view, groups[lo + q : hi + q, c], out=view)
         if keep is not None and saved is not None:
             keep[...] = saved
-    return into if into is not None else b.reshape((*a.shape[:-1], out))
+    return into
 
 
 def max_chunk(

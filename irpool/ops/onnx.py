@@ -45,70 +45,31 @@ AVERAGE_POOL_1 = OpSpec(
     source="Changelog AveragePool-1",
     read=lambda spec, layer, rank: read(spec, layer, rank),
 )
-AVERAGE_POOL_7 = replace(
-    AVERAGE_POOL_1,
-    since=7,
-    attrs=(*AVERAGE_POOL_1.attrs, COUNT_PAD),
-    source="Changelog AveragePool-7 (+count_include_pad)",
+AVERAGE_POOL_7 = AVERAGE_POOL_1.revised(
+    7, "Changelog AveragePool-7 (+count_include_pad)", COUNT_PAD
 )
-AVERAGE_POOL_10 = replace(
-    AVERAGE_POOL_7,
-    since=10,
-    attrs=(*AVERAGE_POOL_7.attrs, CEIL),
-    roundings=("floor", "ceil"),
-    source="Changelog AveragePool-10 (+ceil_mode)",
+AVERAGE_POOL_10 = AVERAGE_POOL_7.revised(
+    10, "Changelog AveragePool-10 (+ceil_mode)", CEIL, roundings=("floor", "ceil")
 )
-AVERAGE_POOL_11 = replace(AVERAGE_POOL_10, since=11, source="Changelog AveragePool-11 (docs)")
-AVERAGE_POOL_19 = replace(
-    AVERAGE_POOL_11,
-    since=19,
-    attrs=(*AVERAGE_POOL_11.attrs, DILATIONS),
-    source="Changelog AveragePool-19 (+dilations)",
-)
-AVERAGE_POOL_22 = replace(
-    AVERAGE_POOL_19,
-    since=22,
-    dtypes=(*FLOATS, "bf16"),
-    source="Changelog AveragePool-22 (+bfloat16, right-pad rule)",
+AVERAGE_POOL_11 = AVERAGE_POOL_10.revised(11, "Changelog AveragePool-11 (docs)")
+AVERAGE_POOL_19 = AVERAGE_POOL_11.revised(19, "Changelog AveragePool-19 (+dilations)", DILATIONS)
+AVERAGE_POOL_22 = AVERAGE_POOL_19.revised(
+    22, "Changelog AveragePool-22 (+bfloat16, right-pad rule)", dtypes=(*FLOATS, "bf16")
 )
 
-MAX_POOL_1 = OpSpec(
-    "ai.onnx",
-    "MaxPool",
-    1,
-    (AUTO_PAD, KERNEL, PADS, STRIDES),
-    reduce="max",
-    roundings=("floor",),
-    dtypes=FLOATS,
-    source="Changelog MaxPool-1",
-    read=lambda spec, layer, rank: read(spec, layer, rank),
+MAX_POOL_1 = replace(AVERAGE_POOL_1, family="MaxPool", reduce="max", source="Changelog MaxPool-1")
+MAX_POOL_8 = MAX_POOL_1.revised(
+    8, "Changelog MaxPool-8 (+storage_order, Indices)", STORAGE, outputs=2
 )
-MAX_POOL_8 = replace(
-    MAX_POOL_1,
-    since=8,
-    attrs=(*MAX_POOL_1.attrs, STORAGE),
-    outputs=2,
-    source="Changelog MaxPool-8 (+storage_order, Indices)",
+MAX_POOL_10 = MAX_POOL_8.revised(
+    10, "Changelog MaxPool-10", CEIL, DILATIONS, roundings=("floor", "ceil")
 )
-MAX_POOL_10 = replace(
-    MAX_POOL_8,
-    since=10,
-    attrs=(*MAX_POOL_8.attrs, CEIL, DILATIONS),
-    roundings=("floor", "ceil"),
-    source="Changelog MaxPool-10",
+MAX_POOL_11 = MAX_POOL_10.revised(11, "Changelog MaxPool-11 (docs)")
+MAX_POOL_12 = MAX_POOL_11.revised(
+    12, "Changelog MaxPool-12 (+int8, uint8)", dtypes=(*FLOATS, "i8", "u8")
 )
-MAX_POOL_11 = replace(MAX_POOL_10, since=11, source="Changelog MaxPool-11 (docs)")
-MAX_POOL_12 = replace(
-    MAX_POOL_11,
-    since=12,
-    dtypes=(*FLOATS, "i8", "u8"),
-    source="Changelog MaxPool-12 (+int8, uint8)",
-)
-MAX_POOL_22 = replace(
-    MAX_POOL_12,
-    since=22,
-    dtypes=(*FLOATS, "i8", "u8", "bf16"),
-    source="Changelog MaxPool-22 (+bfloat16, right-pad rule)",
+MAX_POOL_22 = MAX_POOL_12.revised(
+    22, "Changelog MaxPool-22 (+bfloat16, right-pad rule)", dtypes=(*FLOATS, "i8", "u8", "bf16")
 )
 
 QLINEAR_AVERAGE_POOL_1 = OpSpec(

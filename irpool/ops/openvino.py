@@ -66,32 +66,13 @@ AVG_POOL_1 = OpSpec(
     source="avg-pool-1.rst",
     read=lambda spec, layer, rank: read(spec, layer, rank),
 )
-AVG_POOL_14 = replace(
-    AVG_POOL_1, since=14, roundings=("floor", "ceil", "ceil_torch"), source="avg-pool-14.rst"
+AVG_POOL_14 = AVG_POOL_1.revised(14, "avg-pool-14.rst", roundings=("floor", "ceil", "ceil_torch"))
+AVG_POOL_16 = AVG_POOL_14.revised(16, "avg_pool.hpp (v16)", DILATIONS)
+MAX_POOL_1 = replace(
+    AVG_POOL_1, family="MaxPool", attrs=MAX_ATTRS, reduce="max", source="max-pool-1.rst"
 )
-AVG_POOL_16 = replace(
-    AVG_POOL_14, since=16, attrs=(*AVG_ATTRS, DILATIONS), source="avg_pool.hpp (v16)"
-)
-MAX_POOL_1 = OpSpec(
-    "openvino",
-    "MaxPool",
-    1,
-    MAX_ATTRS,
-    reduce="max",
-    dtypes=FLOAT_TYPES + INT_TYPES,
-    source="max-pool-1.rst",
-    read=lambda spec, layer, rank: read(spec, layer, rank),
-)
-MAX_POOL_8 = replace(
-    MAX_POOL_1,
-    since=8,
-    attrs=(*MAX_ATTRS, DILATIONS, INDEX_TYPE, AXIS),
-    outputs=2,
-    source="max-pool-8.rst",
-)
-MAX_POOL_14 = replace(
-    MAX_POOL_8, since=14, roundings=("floor", "ceil", "ceil_torch"), source="max-pool-14.rst"
-)
+MAX_POOL_8 = MAX_POOL_1.revised(8, "max-pool-8.rst", DILATIONS, INDEX_TYPE, AXIS, outputs=2)
+MAX_POOL_14 = MAX_POOL_8.revised(14, "max-pool-14.rst", roundings=("floor", "ceil", "ceil_torch"))
 
 OPENVINO_OPS = (AVG_POOL_1, AVG_POOL_14, AVG_POOL_16, MAX_POOL_1, MAX_POOL_8, MAX_POOL_14)
 

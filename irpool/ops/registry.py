@@ -12,7 +12,7 @@ Adding an op version is adding an entry (see docs/architecture.md).
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Literal
 
 from ..errors import IrpoolError, SpecError
@@ -98,6 +98,11 @@ class OpSpec:
         """The convention a layer of this entry defaults to: openvino for IR layers, onnx
         (onnxruntime's behaviour) for ONNX nodes."""
         return "openvino" if self.domain == "openvino" else "onnx"
+
+    def revised(self, since: int, source: str, *added: Attr, **changes: Any) -> OpSpec:
+        """The op's version `since`: this one with the attributes `added` and the other
+        fields `changes`."""
+        return replace(self, since=since, attrs=(*self.attrs, *added), source=source, **changes)
 
     def wire_names(self) -> set[str]:
         return {a.wire for a in self.attrs}
@@ -210,7 +215,6 @@ class Registry:
 REGISTRY = Registry()
 lookup = REGISTRY.lookup
 spec_of = REGISTRY.spec
-role_of = REGISTRY.role
 is_pooling = REGISTRY.is_pooling
 
 

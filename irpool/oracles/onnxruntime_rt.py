@@ -6,7 +6,7 @@ onnx and onnxruntime are imported lazily; without them every entry point raises 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, TypedDict, Unpack
 
 import numpy as np
 
@@ -25,6 +25,14 @@ def load() -> tuple[Any, Any]:
     return onnx, onnxruntime
 
 
+class NodeOptions(TypedDict, total=False):
+    """node_model's and run_node's keyword options."""
+
+    domain: str
+    n_outputs: int
+    initializers: Mapping[int, np.ndarray] | None
+
+
 def node_model(
     op_type: str,
     attrs: Mapping[str, object],
@@ -34,8 +42,8 @@ def node_model(
     n_outputs: int = 1,
     initializers: Mapping[int, np.ndarray] | None = None,
 ) -> Any:
-    """A ModelProto with one node; `inputs[i]` None leaves that optional input empty, and
-    `initializers` turns some inputs into constants."""
+    """A ModelProto with one node, its inputs named in0, in1, ...; `inputs[i]` None leaves that
+    optional input empty, and `initializers` turns some inputs into constants."""
     load()
     from onnx import TensorProto, helper, numpy_helper
 
@@ -133,15 +141,12 @@ def run_node(
     attrs: Mapping[str, object],
     inputs: Sequence[np.ndarray | None],
     opset: int,
-    domain: str = "",
-    n_outputs: int = 1,
-    initializers: Mapping[int, np.ndarray] | None = None,
+    **options: Unpack[NodeOptions],
 ) -> list[np.ndarray]:
-    """Run one node in onnxruntime on CPU."""
-    model = node_model(op_type, attrs, inputs, opset, domain, n_outputs, initializers)
-    feeds = {
-        f"in{i}": a
-        for i, a in enumerate(inputs)
-        if a is not None and not (initializers and i in initializers)
-    }
-    return run(model, feeds)
+    """Run one node in onnxruntime on CPU (node_model's arguments): the given inputs that are
+    not initializers are fed."""
+    model = node_model(op_type, attrs, inputs, opset, **options)
+    given = {f"in{i}": a for i, a in enumerate(inputs) if a is not None}
+    return run(
+        model, {graph_input.name: given[graph_input.name] for graph_input in model.graph.input}
+    )
