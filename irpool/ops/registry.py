@@ -151,11 +151,14 @@ class Registry:
         """How layers of a front end ("ir" or "onnx") find their entry."""
         self._resolvers[front_end] = resolve
 
-    def families(self, domain: str, pooling: bool = True) -> list[str]:
+    def families(self, domain: str, pooling: bool = True, kind: Kind | None = None) -> list[str]:
+        """The op types of a domain: its pooling ones (or its glue), of one kind if given."""
         return sorted(
             name
             for (d, key), name in self._names.items()
-            if d == domain and self._rows[(d, key)][0].pooling == pooling
+            if d == domain
+            and self._rows[(d, key)][0].pooling == pooling
+            and (kind is None or self._rows[(d, key)][0].kind == kind)
         )
 
     def has_family(self, domain: str, family: str) -> bool:
