@@ -108,23 +108,6 @@ def _window_span(a: AxisPlan, j: int) -> str:
     return f"window {j}: taps at {shown}"
 
 
-def _taps_between(a: AxisPlan, starts: npt.NDArray[Any], lo: int, hi: int) -> npt.NDArray[Any]:
-    """Per window (given by the position of its first tap): how many of its taps
-    start + t * d (t = 0 .. k-1) lie in [lo, hi)."""
-    d = a.dilation
-    first = np.maximum(0, -((starts - lo) // d))  # ceil((lo - start) / d)
-    stop = np.minimum(a.window, -((starts - hi) // d))  # ceil((hi - start) / d)
-    return np.asarray(np.maximum(0, stop - first))
-
-
-def _starts(a: AxisPlan, j: npt.NDArray[Any]) -> npt.NDArray[Any]:
-    """First-tap positions of windows j, in int64 unless the positions could overflow it."""
-    far = max(abs(a.start(0)), abs(a.start(max(a.out - 1, 0))) + a.k_eff, a.size + abs(a.pad_end))
-    if far >= 1 << 62:
-        return np.asarray([a.start(int(i)) for i in j], dtype=object)
-    return np.asarray(j, dtype=np.int64) * a.stride - a.pad_begin
-
-
 def _classify(a: AxisPlan) -> tuple[list[int], list[int], list[int]]:
     """The windows of an axis that reach into the padding, past pads_end (ceil overhang), and
     those with no tap in the input; vectorised, CHUNK windows at a time."""
@@ -133,12 +116,12 @@ def _classify(a: AxisPlan) -> tuple[list[int], list[int], list[int]]:
     empty: list[int] = []
     for lo in range(0, a.out, CHUNK):
         j = np.arange(lo, min(lo + CHUNK, a.out), dtype=np.int64)
-        starts = _starts(a, j)
+        starts = a.starts(j)
         last = starts + (a.window - 1) * a.dilation
-        in_pad = (starts < 0) | (_taps_between(a, starts, a.size, a.size + a.pad_end) > 0)
+        in_pad = (starts < 0) | (a.taps_between(a.size, a.size + a.pad_end, starts) > 0)
         padded.extend(int(v) for v in j[in_pad])
         overhang.extend(int(v) for v in j[last >= a.size + a.pad_end])
-        empty.extend(int(v) for v in j[_taps_between(a, starts, 0, a.size) == 0])
+        empty.extend(int(v) for v in j[a.taps_between(0, a.size, starts) == 0])
     return padded, overhang, empty
 
 
@@ -257,7 +240,7 @@ def _border_windows(
     inside_at: list[dict[int, int]] = []
     where_at: list[dict[int, str]] = []
     for a, js in zip(p.axes, per_axis, strict=True):
-        counts = _taps_between(a, _starts(a, np.asarray(js, dtype=np.int64)), 0, a.size)
+        counts = a.taps_between(0, a.size, a.starts(np.asarray(js, dtype=np.int64)))
         inside_at.append({j: int(c) for j, c in zip(js, counts, strict=True)})
         where_at.append({j: _where(a, j) for j in js})
     tables = {
