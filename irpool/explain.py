@@ -500,5 +500,37 @@ def to_json(r: LayerReport) -> dict[str, Any]:
         ],
         "conventions": r.conventions,
         "divergences": r.divergences,
+        "plan": plan_json(r.plan) if r.plan is not None else None,
         "notes": r.notes,
     }
+
+
+def plan_json(p: PoolPlan) -> dict[str, Any]:
+    """The plan the kernel executes for this layer, switch by switch (what `run` computes)."""
+    return {
+        "convention": p.convention,
+        "dtype": p.dtype,
+        "compute": p.compute,
+        "reduce": p.reduce,
+        "shape_rule": p.shape_rule,
+        "divisor": p.divisor,
+        "empty": p.empty,
+        "nan_max": p.nan_max if p.reduce == "max" else None,
+        "nan_rule": p.nan_rule if p.reduce == "max" else None,
+        "max_start": _finite(p.max_start) if p.reduce == "max" else None,
+        "empty_value": _finite(p.empty_value) if p.reduce == "max" else None,
+        "sum_order": p.sum_order if p.reduce == "mean" else None,
+        "int_mean": p.int_mean,
+        "integers_in_float32": p.integers_in_float32,
+        "narrow_64bit": p.narrow_64bit,
+        "indices": p.indices,
+        "index_axis": p.index_axis if p.indices else None,
+        "index_dtype": p.index_dtype if p.indices else None,
+        "column_major": p.column_major if p.indices else None,
+        "refusal": p.refusal(p.dtype),
+    }
+
+
+def _finite(value: float | int) -> float | int | str:
+    """A number for JSON: -inf as the string "-inf"."""
+    return value if math.isfinite(value) else str(value)
