@@ -239,10 +239,9 @@ def _cmd_run(args: argparse.Namespace) -> int:
     low, high = _parse_range(args.range)
     if args.layer is not None:
         layer = find_layer(graph, args.layer)
+        extra: dict[str, Any] = {}
         if inputs:
-            if len(inputs) != 1:
-                raise UsageError("--layer runs one layer: give one input array")
-            x = next(iter(inputs.values()))
+            x, extra = _layer_input(layer, inputs)
         else:
             shape = layer_input_shape(graph, layer)
             from .arrays import check_elements
@@ -251,14 +250,14 @@ def _cmd_run(args: argparse.Namespace) -> int:
             et = layer.inputs[0].element_type or "f32"
             x = random_array(shape, et, args.seed, low, high)
             inputs = {"input": x}
-        plan, outputs = run_layer(graph, args.layer, x, args.convention, args.cast, limit)
-        plans = {layer.label: plan}
+        plan, outputs = run_layer(graph, args.layer, x, args.convention, args.cast, limit, extra)
+        plans: dict[str, Any] = {layer.label: plan}
         tensors: dict[str, Any] = {}
     else:
         if not inputs:
             inputs = random_inputs(graph, args.seed, low, high, limit)
         result = run_graph(graph, inputs, args.convention, args.cast, limit)
-        outputs, plans, tensors = result.outputs, result.plans, result.tensors
+        outputs, plans, tensors = result.outputs, result.all_plans(), result.tensors
     if not input_paths:
         inputs_path = os.path.splitext(args.output)[0] + ".inputs.npz"
         check_output(inputs_path, args.force, protected)
@@ -273,6 +272,9 @@ def _cmd_run(args: argparse.Namespace) -> int:
             f"{label}: {plan.op} [{plan.convention}] {list(plan.input_shape)} -> "
             f"{list(plan.output_shape)}"
         )
+        refused = getattr(plan, "refused_by", None)
+        if refused:
+            print(f"  note: {refused}; irpool computes the layer all the same")
     for name, array in to_save.items():
         print(f"  {name}: {array.dtype.name} {list(array.shape)}")
     print(
@@ -280,6 +282,23 @@ def _cmd_run(args: argparse.Namespace) -> int:
         + (f" and the random inputs to {inputs_path} (seed {args.seed})" if inputs_path else "")
     )
     return EXIT_OK
+
+
+def _layer_input(layer: Any, inputs: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
+    """The data input of a layer run alone, and the arrays given for its other inputs (by
+    tensor name or inputN): one unnamed array is the data input."""
+    if len(inputs) == 1:
+        return next(iter(inputs.values())), {}
+    first = layer.inputs[0].names if layer.inputs else ()
+    key = next((k for k in inputs if k in (*first, "input0", "")), None)
+    if key is None:
+        names = ", ".join(p.names[0] for p in layer.inputs if p.names) or "input0, input1, ..."
+        raise UsageError(
+            "--layer runs one layer: give one input array, or name each of its inputs "
+            f"(NAME=FILE with the tensor names {names})"
+        )
+    rest = {k: v for k, v in inputs.items() if k != key}
+    return inputs[key], rest
 
 
 def _add_run(sub: Any) -> None:

@@ -21,6 +21,7 @@ import numpy.typing as npt
 from . import conventions as conv
 from .arrays import mismatches
 from .errors import IrpoolError, OracleRefused, UsageError, Where
+from .families import FamilyPlan
 from .geometry import PoolPlan, for_dtype
 from .kernel import pool
 from .model import Graph, Layer, format_shape
@@ -85,6 +86,33 @@ class LayerComparison:
     notes: list[str] = field(default_factory=list)
 
 
+@dataclass(frozen=True)
+class Skipped:
+    """A layer a report does not verify, run or compare: by type and name, with the reason."""
+
+    layer: str
+    op: str
+    line: int | None
+    reason: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"layer": self.layer, "type": self.op, "line": self.line, "reason": self.reason}
+
+
+def skipped_layers(graph: Graph) -> list[Skipped]:
+    """The layers of pooling-like ops irpool has no entry for (ROIPooling, ReduceMin, ...),
+    each with why it is not covered."""
+    from .ops import REGISTRY
+
+    found = []
+    for layer in graph.layers:
+        reason = REGISTRY.skip_reason(layer)
+        if reason is not None:
+            op = layer.type + (f"-{layer.version.removeprefix('opset')}" if layer.version else "")
+            found.append(Skipped(layer.label, op, layer.line, reason))
+    return found
+
+
 @dataclass
 class CompareReport:
     path: str
@@ -98,6 +126,8 @@ class CompareReport:
     rounding: bool = False
     """Whether float means may differ by summation-order rounding (ONNX models, without
     `exact`)."""
+    skipped: list[Skipped] = field(default_factory=list)
+    """Pooling-like layers not compared (no entry in irpool), with the reason."""
 
     @property
     def passed(self) -> bool:
@@ -264,6 +294,70 @@ def _agrees(
     return True
 
 
+def _family_values(
+    pl: PoolingLayer,
+    ins: list[Array | None],
+    convention: str,
+    like: np.dtype[Any] | None = None,
+) -> tuple[FamilyPlan, list[Array]]:
+    """A family layer on its inputs under a convention, as the oracle shows it: an f16 layer
+    whose input the oracle held in float32 is computed in float32 and rounded to `like`."""
+    from .run import run_family
+
+    x = ins[0]
+    if like is not None and like == np.float16 and x is not None and x.dtype == np.float32:
+        p, outs = run_family(pl.bound, ins, None, convention)
+        with np.errstate(over="ignore"):
+            return p, [outs[0].astype(np.float16), *outs[1:]]
+    return run_family(pl.bound, ins, None, convention)
+
+
+def diagnose_family(
+    pl: PoolingLayer,
+    ins: list[Array | None],
+    expected: list[Array],
+    used: FamilyPlan,
+    got: list[Array],
+    atol: float,
+    rtol: float,
+    oracle: str = "openvino",
+) -> Diagnosis:
+    """Which convention reproduces the oracle's numbers for a family layer, and which
+    divergence that is."""
+    from . import divergences
+
+    cells = mismatch_cells(got[0], expected[0]) if got else []
+    family = pl.bound.family
+    assert family is not None
+    matches: list[str] = []
+    reasons: list[str] = []
+    x = ins[0] if ins and ins[0] is not None else np.empty((0,))
+    for name in conv.CONVENTIONS:
+        if name == used.convention:
+            continue
+        try:
+            other, values = _family_values(pl, ins, name, expected[0].dtype)
+        except IrpoolError:
+            continue
+        bound = family.allowance(other, ins, expected[0])
+        if _agrees(values, expected, atol, rtol, bound):
+            matches.append(name)
+            reasons = reasons or divergences.between_family(used, other, x)
+    if matches:
+        who = " and ".join(f"the {m} convention" for m in matches)
+        where = f"; first differing cells (spatial): {cells}" if cells else ""
+        text = f"{who} reproduces {oracle}'s numbers: {'; '.join(reasons)}{where}"
+    else:
+        known = divergences.touched_family(used, x)
+        hint = f"; the input exercises {', '.join(known)}" if known else ""
+        text = (
+            f"no convention reproduces {oracle}'s numbers (first differing cells: {cells})"
+            f"{hint}; if no divergence explains it, this is a runtime bug or an irpool bug: "
+            "please report it"
+        )
+    return Diagnosis(matches, reasons if matches else [], cells, text)
+
+
 def name_divergences(used: PoolPlan, matching: PoolPlan, x: Array) -> list[str]:
     """The known divergences that separate two plans of the same layer (the divergence
     table)."""
@@ -414,8 +508,14 @@ def compare_model(
         if pl.layer.name in skipped:
             result.notes.append(skipped[pl.layer.name])
         allowance = None
+        x = ins[0] if ins else np.empty((0,))
         try:
-            if pl.spec.kind == "qlinear":
+            if pl.bound.family is not None:
+                like = outs[0].dtype if outs else None
+                fused, got = _family_values(pl, list(ins), cv, like)
+                if outs and (report.rounding or not exact):
+                    allowance = pl.bound.family.allowance(fused, list(ins), outs[0])
+            elif pl.spec.kind == "qlinear":
                 used, q = run_qlinear(pl.bound, list(ins), cv)
                 got = [q]
             else:
@@ -455,7 +555,12 @@ def compare_model(
             c.inferred = format_shape(pl.output_shape)
             result.outputs.append(c)
         result.passed = all(o.passed for o in result.outputs)
-        if not result.passed and pl.spec.kind != "qlinear":
+        if not result.passed and pl.bound.family is not None:
+            oracle_name = "onnxruntime" if onnx_graph else "openvino"
+            result.diagnosis = diagnose_family(
+                pl, list(ins), outs, fused, got, atol, rtol, oracle_name
+            )
+        elif not result.passed and pl.spec.kind != "qlinear":
             oracle_name = "onnxruntime" if onnx_graph else "openvino"
             result.diagnosis = diagnose(
                 pl, x, outs, used, got, atol, rtol, oracle_name, rounding=onnx_graph
@@ -465,6 +570,8 @@ def compare_model(
             break
     if progress:
         progress(len(pooling), len(pooling), "")
+    if not layers:
+        report.skipped = skipped_layers(graph)
     return report
 
 
@@ -574,8 +681,15 @@ def format_report(report: CompareReport) -> str:
             lines.append(f"          diagnosis: {layer.diagnosis.text}")
     for name in report.missing:
         lines.append(f'  skip  layer "{name}": not in openvino\'s model (it reaches no Result)')
+    for sk in report.skipped:
+        where = f"{report.path}:{sk.line}" if sk.line is not None else report.path
+        lines.append(f'  skip  {where}: layer "{sk.layer}" ({sk.op}): not compared: {sk.reason}')
     n_bad = sum(1 for layer in report.layers if not layer.passed)
-    summary = f"{report.path}: {len(report.layers)} pooling layer(s) compared, {n_bad} differ"
+    n_skipped = len(report.missing) + len(report.skipped)
+    summary = (
+        f"{report.path}: {len(report.layers)} pooling layer(s) compared, {n_bad} differ, "
+        f"{n_skipped} skipped"
+    )
     first = report.first_divergence
     if first is not None:
         summary += f'; first diverging layer in topological order: "{first.layer}"'
@@ -612,6 +726,13 @@ def to_json(report: CompareReport) -> dict[str, Any]:
         "passed": report.passed,
         "first_diverging_layer": report.first_divergence.layer if report.first_divergence else None,
         "missing_in_openvino": report.missing,
+        "skipped": [
+            *[
+                {"layer": name, "type": None, "line": None, "reason": "not in the runtime's model"}
+                for name in report.missing
+            ],
+            *[sk.to_json() for sk in report.skipped],
+        ],
         "layers": [
             {
                 "layer": layer.layer,

@@ -36,6 +36,7 @@ import numpy.typing as npt
 from . import conventions as conv
 from .cases import CASES, Case, ir_net
 from .errors import IrpoolError
+from .families import FamilyPlan
 from .frontends.ir_xml import parse_text
 from .geometry import PoolParams, PoolPlan, plan, same_pads
 from .kernel import empty_windows, pool
@@ -74,6 +75,10 @@ class Divergence:
     shape: Callable[[PoolParams], str | None] | None = None
     explained: str = ""
     """What a fixture that exercises it shows (the fixtures' index.json lists these)."""
+    family_touched: Callable[[FamilyPlan, Array | None], bool] | None = None
+    """The family layer (adaptive, reduction, Lp, unpooling) and input exercise it."""
+    family_between: Callable[[FamilyPlan, FamilyPlan, Array], str | None] | None = None
+    """It separates two plans of one family layer (a compare diagnosis)."""
 
 
 def _title(convention: str) -> str:
@@ -496,6 +501,18 @@ BY_ID = {d.id: d for d in TABLE}
 def touched(params: PoolParams, p: PoolPlan, x: Array | None = None) -> list[str]:
     """The ids of the divergences a layer (and its input, when given) exercises."""
     return [d.id for d in TABLE if d.touched is not None and d.touched(params, p, x)]
+
+
+def touched_family(p: FamilyPlan, x: Array | None = None) -> list[str]:
+    """The ids of the divergences a family layer (and its input, when given) exercises."""
+    return [d.id for d in TABLE if d.family_touched is not None and d.family_touched(p, x)]
+
+
+def between_family(used: FamilyPlan, other: FamilyPlan, x: Array) -> list[str]:
+    """What separates two plans of one family layer, one line per divergence."""
+    found = [d.family_between(used, other, x) for d in TABLE if d.family_between is not None]
+    said = [text for text in found if text]
+    return said or ["the conventions differ in a switch this input does not exercise"]
 
 
 def between(used: PoolPlan, other: PoolPlan, x: Array) -> list[str]:

@@ -151,15 +151,11 @@ def infer(
             pl = _infer_pooling_in_graph(graph, bound, result, index_of, known_inputs or {})
             result.pooling.append(pl)
             in_et = _pooling_input_type(graph, layer, result, index_of)
+            types = bound.output_types(in_et)
             for k, port in enumerate(layer.outputs):
                 result.shapes[(layer.index, port.id)] = pl.output_shape
                 result.unknown[(layer.index, port.id)] = pl.unknown
-                if k == 0:
-                    result.element_types[(layer.index, port.id)] = in_et
-                else:
-                    result.element_types[(layer.index, port.id)] = (
-                        "i32" if bound.params.index_dtype == "int32" else "i64"
-                    )
+                result.element_types[(layer.index, port.id)] = types[min(k, len(types) - 1)]
         elif REGISTRY.role(layer) == "parameter":
             shape = parameter_shape(layer)
             result.parameter_shapes[layer.index] = shape

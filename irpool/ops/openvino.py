@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from dataclasses import replace
 
 from ..errors import SpecError
+from ..families.adaptive import ADAPTIVE
 from ..geometry import AutoPad, PoolParams, Rounding
 from ..model import Layer
 from .registry import REGISTRY, Attr, OpSpec, Registry, Selected, read_ir_attrs
@@ -93,7 +94,33 @@ MAX_POOL_14 = replace(
     MAX_POOL_8, since=14, roundings=("floor", "ceil", "ceil_torch"), source="max-pool-14.rst"
 )
 
-OPENVINO_OPS = (AVG_POOL_1, AVG_POOL_14, AVG_POOL_16, MAX_POOL_1, MAX_POOL_8, MAX_POOL_14)
+ADAPTIVE_AVG_POOL_8 = OpSpec(
+    "openvino",
+    "AdaptiveAvgPool",
+    8,
+    dtypes=FLOAT_TYPES + INT_TYPES,
+    source="adaptive-avg-pool-8.rst; measured (irpool/families/adaptive.py)",
+    kind="family",
+    path=ADAPTIVE,
+)
+ADAPTIVE_MAX_POOL_8 = replace(
+    ADAPTIVE_AVG_POOL_8,
+    family="AdaptiveMaxPool",
+    attrs=(INDEX_TYPE,),
+    outputs=2,
+    source="adaptive-max-pool-8.rst; measured (irpool/families/adaptive.py)",
+)
+
+OPENVINO_OPS = (
+    AVG_POOL_1,
+    AVG_POOL_14,
+    AVG_POOL_16,
+    MAX_POOL_1,
+    MAX_POOL_8,
+    MAX_POOL_14,
+    ADAPTIVE_AVG_POOL_8,
+    ADAPTIVE_MAX_POOL_8,
+)
 
 _OPSET = re.compile(r"^opset([0-9]+)$")
 
@@ -118,6 +145,9 @@ def select(op_type: str, version: str | None, data: Mapping[str, str]) -> tuple[
     attribute written and allows the rounding_type written; the note says so.
     """
     family = REGISTRY.family_name("openvino", op_type)
+    if version is None and REGISTRY.versions("openvino", family)[0].path is not None:
+        row = REGISTRY.versions("openvino", family)[-1]
+        return row, f"no version attribute: read as opset{row.since} ({row.label})"
     if version is None:
         rounding = data.get("rounding_type", "floor").strip().lower()
         for row in REGISTRY.versions("openvino", family):
