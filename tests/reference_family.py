@@ -36,7 +36,7 @@ def stdmax(a: Any, b: Any) -> Any:
 def adaptive_window(i: int, n_in: int, n_out: int, float32_end: bool) -> tuple[int, int]:
     start = (i * n_in) // n_out
     if float32_end:
-        end = int(math.ceil(F32(F32((i + 1) * n_in) / F32(n_out))))
+        end = math.ceil(F32(F32((i + 1) * n_in) / F32(n_out)))
     else:
         end = -((-(i + 1) * n_in) // n_out)
     return start, end
