@@ -30,6 +30,7 @@ from .compare import (
     select_layers,
 )
 from .errors import IrpoolError, OracleMissing, OracleRefused, UsageError
+from .families import FamilyPlan
 from .geometry import PoolPlan
 from .model import Graph
 from .ops import REGISTRY
@@ -159,8 +160,15 @@ def _key(output: Any) -> tuple[str, int]:
 
 def _onnx_meaning(
     pl: PoolingLayer, ins: list[Array | None], like: np.dtype[Any] | None
-) -> tuple[PoolPlan, list[Array], Array]:
+) -> tuple[PoolPlan | FamilyPlan, list[Array], Array]:
     """The node under irpool's onnx convention: (plan, outputs, the input the plan ran on)."""
+    if pl.bound.family is not None:
+        from .compare import _family_values
+
+        fused, outs = _family_values(pl, ins, "onnx", like)
+        x = ins[0]
+        assert x is not None
+        return fused, outs, x
     if pl.spec.kind == "qlinear":
         from .run import run_qlinear
 
@@ -319,7 +327,11 @@ def _node_report(
         expected = want[k]
         exact_k = k > 0 or expected.dtype.kind in "iu"
         allowance = None
-        if k == 0 and not exact and pl.spec.kind != "qlinear":
+        if k == 0 and not exact and isinstance(used, FamilyPlan):
+            assert pl.bound.family is not None
+            allowance = pl.bound.family.allowance(used, ins, expected)
+        elif k == 0 and not exact and pl.spec.kind != "qlinear":
+            assert isinstance(used, PoolPlan)
             allowance = rounding_bound(used, x, expected)
         c = compare_arrays(
             "values" if k == 0 else "indices", got, expected, atol, rtol, exact_k, allowance

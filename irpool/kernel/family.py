@@ -10,6 +10,7 @@ import numpy.typing as npt
 from ..errors import InputError
 from ..families import FamilyPlan
 from ..families.adaptive import AdaptivePlan
+from ..families.reduce import ReducePlan
 
 Array = npt.NDArray[Any]
 
@@ -29,4 +30,12 @@ def execute(plan: FamilyPlan, inputs: Sequence[Array | None]) -> list[Array]:
         from .adaptive import adaptive_pool
 
         return adaptive_pool(x, plan)
+    if isinstance(plan, ReducePlan):
+        from .reduction import reduce
+
+        if tuple(x.shape) != plan.input_shape:
+            raise InputError(
+                f"input shape {list(x.shape)} does not match the plan's {list(plan.input_shape)}"
+            )
+        return [reduce(x, plan)]
     raise InputError(f"no kernel for a {type(plan).__name__}")

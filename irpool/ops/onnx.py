@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from dataclasses import replace
 
 from ..errors import SpecError
+from ..families.reduce import GLOBAL_AVERAGE, GLOBAL_MAX
 from ..geometry import AutoPad, PoolParams
 from ..model import Layer
 from .registry import REGISTRY, REQUIRED, Attr, OpSpec, Registry, Selected
@@ -125,6 +126,28 @@ QLINEAR_AVERAGE_POOL_1 = OpSpec(
     read=lambda spec, layer, rank: read(spec, layer, rank),
 )
 
+GLOBAL_AVERAGE_POOL_1 = OpSpec(
+    "ai.onnx",
+    "GlobalAveragePool",
+    1,
+    dtypes=FLOATS,
+    source="Changelog GlobalAveragePool-1; onnxruntime's MLAS global kernel (measured)",
+    kind="family",
+    path=GLOBAL_AVERAGE,
+)
+GLOBAL_AVERAGE_POOL_22 = replace(
+    GLOBAL_AVERAGE_POOL_1, since=22, dtypes=(*FLOATS, "bf16"), source="Changelog (+bfloat16)"
+)
+GLOBAL_MAX_POOL_1 = replace(
+    GLOBAL_AVERAGE_POOL_1,
+    family="GlobalMaxPool",
+    path=GLOBAL_MAX,
+    source="Changelog GlobalMaxPool-1",
+)
+GLOBAL_MAX_POOL_22 = replace(
+    GLOBAL_MAX_POOL_1, since=22, dtypes=(*FLOATS, "bf16"), source="Changelog (+bfloat16)"
+)
+
 ONNX_OPS = (
     AVERAGE_POOL_1,
     AVERAGE_POOL_7,
@@ -139,6 +162,10 @@ ONNX_OPS = (
     MAX_POOL_12,
     MAX_POOL_22,
     QLINEAR_AVERAGE_POOL_1,
+    GLOBAL_AVERAGE_POOL_1,
+    GLOBAL_AVERAGE_POOL_22,
+    GLOBAL_MAX_POOL_1,
+    GLOBAL_MAX_POOL_22,
 )
 
 

@@ -13,6 +13,7 @@ from dataclasses import replace
 
 from ..errors import SpecError
 from ..families.adaptive import ADAPTIVE
+from ..families.reduce import REDUCE_L1, REDUCE_L2, REDUCE_MAX, REDUCE_MEAN, REDUCE_SUM
 from ..geometry import AutoPad, PoolParams, Rounding
 from ..model import Layer
 from .registry import REGISTRY, Attr, OpSpec, Registry, Selected, read_ir_attrs
@@ -111,6 +112,30 @@ ADAPTIVE_MAX_POOL_8 = replace(
     source="adaptive-max-pool-8.rst; measured (irpool/families/adaptive.py)",
 )
 
+KEEP_DIMS = Attr("keep_dims", "keep_dims", "bool", default=False)
+REDUCE_MEAN_1 = OpSpec(
+    "openvino",
+    "ReduceMean",
+    1,
+    (KEEP_DIMS,),
+    dtypes=FLOAT_TYPES + INT_TYPES,
+    source="reduce-mean-1.rst; measured (irpool/families/reduce.py)",
+    kind="family",
+    path=REDUCE_MEAN,
+)
+REDUCE_MAX_1 = replace(
+    REDUCE_MEAN_1, family="ReduceMax", path=REDUCE_MAX, source="reduce-max-1.rst"
+)
+REDUCE_SUM_1 = replace(
+    REDUCE_MEAN_1, family="ReduceSum", path=REDUCE_SUM, source="reduce-sum-1.rst"
+)
+REDUCE_L1_4 = replace(
+    REDUCE_MEAN_1, family="ReduceL1", since=4, path=REDUCE_L1, source="reduce-l1-4.rst"
+)
+REDUCE_L2_4 = replace(
+    REDUCE_MEAN_1, family="ReduceL2", since=4, path=REDUCE_L2, source="reduce-l2-4.rst"
+)
+
 OPENVINO_OPS = (
     AVG_POOL_1,
     AVG_POOL_14,
@@ -120,6 +145,11 @@ OPENVINO_OPS = (
     MAX_POOL_14,
     ADAPTIVE_AVG_POOL_8,
     ADAPTIVE_MAX_POOL_8,
+    REDUCE_MEAN_1,
+    REDUCE_MAX_1,
+    REDUCE_SUM_1,
+    REDUCE_L1_4,
+    REDUCE_L2_4,
 )
 
 _OPSET = re.compile(r"^opset([0-9]+)$")
