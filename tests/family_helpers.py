@@ -99,7 +99,7 @@ def save(net: NetBuilder, folder: Any, name: str = "model") -> str:
 
 def irpool_run(path: str, x: np.ndarray, convention: str | None = None) -> dict[str, np.ndarray]:
     graph: Graph = load(path)
-    return run_graph(graph, {"x": x}, convention).outputs
+    return run_graph(graph, x, convention).outputs
 
 
 def openvino_run(path: str, inputs: Mapping[str, np.ndarray] | np.ndarray) -> dict[str, Any]:
