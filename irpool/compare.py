@@ -86,6 +86,10 @@ class LayerComparison:
     notes: list[str] = field(default_factory=list)
 
 
+class Unrunnable(Exception):
+    """No runtime runs the model: its pooling layers are reported as skipped."""
+
+
 @dataclass(frozen=True)
 class Skipped:
     """A layer a report does not verify, run or compare: by type and name, with the reason."""
@@ -468,9 +472,16 @@ def compare_model(
     pooling = select_layers(graph, infer(graph).pooling, layers)
     names = [pl.layer.name for pl in pooling if pl.layer.name]
     skipped: dict[str, str] = {}
+    unrun: str | None = None
     if onnx_graph:
-        probed, missing = _probe_onnx(graph, pooling, inputs)
-        oracle = f"onnxruntime {onnxruntime_rt.load()[1].__version__} CPU"
+        fallback: list[str] = []
+        try:
+            probed, missing = _probe_onnx(graph, pooling, inputs, fallback)
+        except Unrunnable as e:
+            probed, missing, unrun = {}, [], str(e)
+        oracle = (
+            fallback[0] if fallback else f"onnxruntime {onnxruntime_rt.load()[1].__version__} CPU"
+        )
     else:
         try:
             with refusals("openvino", graph.path):
@@ -492,6 +503,10 @@ def compare_model(
         missing=missing,
         rounding=onnx_graph and not exact,
     )
+    oracle_name = "openvino"
+    if onnx_graph:
+        reference = report.openvino.startswith("onnx ")
+        oracle_name = "onnx's reference evaluator" if reference else "onnxruntime"
     order = {la.index: i for i, la in enumerate(graph.topological())}
     pooling = sorted(pooling, key=lambda pl: order.get(pl.layer.index, 0))
     # onnxruntime pools f16 in float32 and drops the casts between two pooling nodes, so the
@@ -556,12 +571,10 @@ def compare_model(
             result.outputs.append(c)
         result.passed = all(o.passed for o in result.outputs)
         if not result.passed and pl.bound.family is not None:
-            oracle_name = "onnxruntime" if onnx_graph else "openvino"
             result.diagnosis = diagnose_family(
                 pl, list(ins), outs, fused, got, atol, rtol, oracle_name
             )
         elif not result.passed and pl.spec.kind != "qlinear":
-            oracle_name = "onnxruntime" if onnx_graph else "openvino"
             result.diagnosis = diagnose(
                 pl, x, outs, used, got, atol, rtol, oracle_name, rounding=onnx_graph
             )
@@ -572,6 +585,10 @@ def compare_model(
         progress(len(pooling), len(pooling), "")
     if not layers:
         report.skipped = skipped_layers(graph)
+    if onnx_graph and unrun is not None:
+        report.skipped += [
+            Skipped(pl.layer.label, pl.spec.label, pl.layer.line, unrun) for pl in pooling
+        ]
     return report
 
 
@@ -599,9 +616,15 @@ def _fmt(value: float | None) -> str:
 
 
 def _probe_onnx(
-    graph: Graph, pooling: list[PoolingLayer], inputs: Mapping[str, Array]
+    graph: Graph,
+    pooling: list[PoolingLayer],
+    inputs: Mapping[str, Array],
+    fallback: list[str] | None = None,
 ) -> tuple[dict[str, tuple[list[Array], list[Array]]], list[str]]:
-    """onnxruntime's values of every pooling node's inputs and outputs."""
+    """onnxruntime's values of every pooling node's inputs and outputs; where onnxruntime has
+    no kernel for a node of the model, onnx's reference evaluator's (`fallback` then names
+    it)."""
+    fallback = [] if fallback is None else fallback
     from .frontends.onnx_model import read_model
     from .oracles import onnxruntime_rt
 
@@ -611,8 +634,29 @@ def _probe_onnx(
         for port in (*pl.layer.inputs, *pl.layer.outputs):
             if port.names and port.names[0] and port.names[0] not in graph.initializers:
                 wanted.append(port.names[0])
-    with refusals("onnxruntime", graph.path):
-        tensors = onnxruntime_rt.probe_tensors(model, wanted, inputs)
+    try:
+        with refusals("onnxruntime", graph.path):
+            tensors = onnxruntime_rt.probe_tensors(model, wanted, inputs)
+    except OracleRefused as e:
+        if "NOT_IMPLEMENTED" not in e.message:
+            raise
+        # onnxruntime has no kernel for some node (LpPool-1, GlobalLpPool-1/22): onnx's
+        # reference evaluator stands in for it, and the report says so
+        from .oracles import onnx_reference
+
+        reason = e.message.removeprefix("onnxruntime refused the model: ")
+        try:
+            tensors = onnx_reference.probe_tensors(model, sorted(set(wanted)), inputs)
+        except Exception as ref_error:  # the evaluator's own errors: it cannot run the model
+            raise Unrunnable(
+                f"neither runtime runs the model: onnxruntime has no kernel ({reason}); onnx's "
+                f"reference evaluator fails too ({type(ref_error).__name__}: "
+                f"{str(ref_error).splitlines()[0][:160] if str(ref_error) else '-'})"
+            ) from None
+        fallback.append(
+            f"onnx {onnx_reference.version()} ReferenceEvaluator (onnxruntime has no kernel: "
+            f"{reason})"
+        )
 
     def value(name: str) -> Array:
         if name in graph.initializers:
@@ -637,7 +681,11 @@ def format_report(report: CompareReport) -> str:
         f"{report.path}: {report.openvino}; irpool convention {report.convention}; "
         f"tolerance atol={report.atol:g} rtol={report.rtol:g} (indices exact{allowed})"
     ]
-    who = "onnxruntime" if report.openvino.startswith("onnxruntime") else "openvino"
+    who = "openvino"
+    if report.openvino.startswith("onnxruntime"):
+        who = "onnxruntime"
+    elif report.openvino.startswith("onnx "):
+        who = "reference"
     for layer in report.layers:
         status = "ok  " if layer.passed else "DIFF"
         where = f"{report.path}:{layer.line}" if layer.line is not None else report.path

@@ -21,6 +21,7 @@ import numpy.typing as npt
 
 from .compare import (
     OutputComparison,
+    Skipped,
     _json_value,
     _values_of,
     compare_arrays,
@@ -28,6 +29,7 @@ from .compare import (
     mismatch_cells,
     rounding_bound,
     select_layers,
+    skipped_layers,
 )
 from .errors import IrpoolError, OracleMissing, OracleRefused, UsageError
 from .families import FamilyPlan
@@ -61,6 +63,10 @@ class NodeReport:
     onnxruntime: str | None = None
     """What onnxruntime computes instead of the node's ONNX meaning (None: the same, or not
     asked)."""
+    refused: str | None = None
+    """openvino's front end refuses to convert the node (its words)."""
+    skipped: str | None = None
+    """Why the node was not compared (it is not converted or compared at all)."""
 
     @property
     def divergence_id(self) -> str | None:
@@ -80,6 +86,8 @@ class ConvertReport:
     atol: float = 0.0
     rtol: float = 0.0
     rounding: bool = True
+    skipped_layers: list[Skipped] = field(default_factory=list)
+    """Pooling-like nodes irpool has no entry for, with the reason."""
 
     @property
     def same(self) -> bool:
@@ -196,8 +204,11 @@ def convert_report(
     `exact`."""
     openvino_rt.load()
     pooling = select_layers(graph, infer(graph).pooling, layers)
-    with refusals("openvino", graph.path):
-        converted = openvino_rt.convert(graph.path)
+    try:
+        with refusals("openvino", graph.path):
+            converted = openvino_rt.convert(graph.path)
+    except OracleRefused as e:
+        return _not_converted(graph, pooling, inputs, atol, rtol, exact, e.message)
     by_tensor: dict[str, Any] = {}
     for op in converted.get_ordered_ops():
         for out in op.outputs():
@@ -218,9 +229,46 @@ def convert_report(
     report = ConvertReport(
         graph.path, openvino_rt.version(), [], atol=atol, rtol=rtol, rounding=not exact
     )
+    if not layers:
+        report.skipped_layers = skipped_layers(graph)
     checked = _ask_onnxruntime(graph, pooling, inputs, atol, rtol, exact, report)
     for node in nodes:
         report.nodes.append(_node_report(graph, node, values, atol, rtol, exact, checked))
+    return report
+
+
+def _not_converted(
+    graph: Graph,
+    pooling: list[PoolingLayer],
+    inputs: Mapping[str, Array],
+    atol: float,
+    rtol: float,
+    exact: bool,
+    refusal: str,
+) -> ConvertReport:
+    """openvino refuses to convert the model (MaxUnpool and QLinearGlobalAveragePool have no
+    conversion rule): every pooling node is reported, the ones openvino names as refused, the
+    others as not compared; onnxruntime still checks what each node means."""
+    reason = refusal.removeprefix("openvino refused the model: ").lstrip("- ").strip()
+    report = ConvertReport(
+        graph.path, openvino_rt.version(), [], atol=atol, rtol=rtol, rounding=not exact
+    )
+    report.notes.append(f"openvino refused to convert the model: {reason}")
+    report.skipped_layers = skipped_layers(graph)
+    checked = _ask_onnxruntime(graph, pooling, inputs, atol, rtol, exact, report)
+    for pl in pooling:
+        layer = pl.layer
+        node = NodeReport(layer.label, pl.spec.label, dict(layer.attrs), "not converted")
+        names = {f"{layer.type}-{pl.spec.since}", f"{layer.domain}.{layer.type}", layer.type}
+        if any(n in reason for n in names):
+            node.refused = reason
+            node.same = False
+        else:
+            node.skipped = (
+                "openvino refused to convert the model (another node), so nothing of it ran"
+            )
+        node.onnxruntime = checked.get(layer.label)
+        report.nodes.append(node)
     return report
 
 
@@ -358,8 +406,15 @@ def format_report(report: ConvertReport) -> str:
     ]
     lines.extend(f"  note: {note}" for note in report.notes)
     for n in report.nodes:
-        status = "same" if n.same else "DIFF"
+        status = "skip" if n.skipped else "same" if n.same else "DIFF"
         lines.append(f'  {status}  node "{n.node}" ({n.op}) -> {n.openvino_layer}')
+        if n.refused:
+            lines.append(
+                f"          openvino refuses to convert it ({n.refused}); irpool runs it "
+                "(irpool run), onnxruntime too"
+            )
+        if n.skipped:
+            lines.append(f"          not compared: {n.skipped}")
         if n.error:
             lines.append(f"          irpool cannot compute the node: {n.error}")
         for c in n.outputs:
@@ -376,10 +431,15 @@ def format_report(report: ConvertReport) -> str:
             lines.append(f"          {n.divergence}")
         if n.onnxruntime:
             lines.append(f"          onnxruntime: {n.onnxruntime}")
-    bad = sum(1 for n in report.nodes if not n.same)
+    bad = sum(1 for n in report.nodes if not n.same and not n.skipped)
+    skipped = sum(1 for n in report.nodes if n.skipped) + len(report.skipped_layers)
+    lines.extend(
+        f'  skip  node "{sk.layer}" ({sk.op}): not compared: {sk.reason}'
+        for sk in report.skipped_layers
+    )
     lines.append(
         f"{report.path}: {len(report.nodes)} pooling node(s), {bad} computed differently "
-        "after conversion"
+        f"after conversion, {skipped} skipped"
     )
     return "\n".join(lines)
 
@@ -420,6 +480,7 @@ def to_json(report: ConvertReport) -> dict[str, Any]:
         "summation_rounding": report.rounding,
         "same": report.same,
         "notes": report.notes,
+        "skipped": [sk.to_json() for sk in report.skipped_layers],
         "nodes": [
             {
                 "node": n.node,
@@ -436,6 +497,8 @@ def to_json(report: ConvertReport) -> dict[str, Any]:
                 "cells": [list(c) for c in n.cells],
                 "missing_tensors": n.missing,
                 "onnxruntime": n.onnxruntime,
+                "openvino_refused": n.refused,
+                "skipped": n.skipped,
                 "outputs": [_output_json(c) for c in n.outputs],
             }
             for n in report.nodes

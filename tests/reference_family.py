@@ -262,3 +262,89 @@ def ort_global(x: np.ndarray, kind: str) -> np.ndarray:
                     acc = stdmax(acc, row[k])
                 out[i, j] = acc
     return out.reshape((n, c) + (1,) * (x.ndim - 2))
+
+
+# -- Lp pooling, unpooling, quantised global average -------------------------------------------
+
+
+def _libm() -> Any:
+    import ctypes
+    import ctypes.util
+
+    lib = ctypes.CDLL(ctypes.util.find_library("m"))
+    lib.powf.restype = ctypes.c_float
+    lib.powf.argtypes = [ctypes.c_float, ctypes.c_float]
+    lib.pow.restype = ctypes.c_double
+    lib.pow.argtypes = [ctypes.c_double, ctypes.c_double]
+    return lib
+
+
+def out_size(n: int, k: int, s: int, d: int, pb: int, pe: int, ceil: bool) -> int:
+    """onnxruntime's output size with explicit pads: ceil drops a window starting in the right
+    padding."""
+    k_eff = (k - 1) * d + 1
+    span = n + pb + pe - k_eff
+    if not ceil:
+        return span // s + 1
+    out = -(-span // s) + 1
+    return out - 1 if (out - 1) * s >= n + pb else out
+
+
+def ort_lp_pool(
+    x: np.ndarray,
+    kernel: list[int],
+    p: int,
+    strides: list[int],
+    pads: list[int],
+    dilations: list[int],
+    ceil: bool,
+) -> np.ndarray:
+    """onnxruntime LpPool: per window, float32 sum from 0 in row-major order over the taps
+    inside the input of float(pow(double |x|, p)); then powf(sum, 1.0f / p)."""
+    lib = _libm()
+    nd = x.ndim - 2
+    out = [
+        out_size(x.shape[2 + a], kernel[a], strides[a], dilations[a], pads[a], pads[nd + a], ceil)
+        for a in range(nd)
+    ]
+    y = np.empty(x.shape[:2] + tuple(out), F32)
+    e = F32(F32(1) / F32(p))
+    for n, c in itertools.product(range(x.shape[0]), range(x.shape[1])):
+        for o in itertools.product(*[range(v) for v in out]):
+            s = F32(0)
+            for tap in itertools.product(*[range(k) for k in kernel]):
+                pos = [o[a] * strides[a] - pads[a] + tap[a] * dilations[a] for a in range(nd)]
+                if all(0 <= pos[a] < x.shape[2 + a] for a in range(nd)):
+                    s = add(s, F32(lib.pow(abs(float(x[(n, c, *pos)])), float(p))))
+            y[(n, c, *o)] = F32(lib.powf(float(s), float(e)))
+    return y
+
+
+def ort_max_unpool(x: np.ndarray, idx: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
+    """onnxruntime MaxUnpool: zeros; Y.flat[I[e]] = X.flat[e] in element order."""
+    size = int(np.prod(shape))
+    y = [F32(0)] * size
+    for v, i in zip(x.reshape(-1), idx.reshape(-1), strict=True):
+        if not 0 <= i < size:
+            raise ValueError(f"Index value out of bounds. Got: {i}. Valid range is [0, {size}).")
+        y[int(i)] = v
+    return np.array(y, x.dtype).reshape(shape)
+
+
+def ort_qlinear_global_average(
+    x: np.ndarray, x_scale: float, x_zp: int, y_scale: float, y_zp: int, channels_last: bool
+) -> np.ndarray:
+    """onnxruntime QLinearGlobalAveragePool: exact int sum, float32 scale, half-even rounding."""
+    info = np.iinfo(x.dtype)
+    planes = np.moveaxis(x, -1, 1) if channels_last else x
+    n_, c_ = planes.shape[:2]
+    size = int(np.prod(planes.shape[2:]))
+    scale = F32(F32(x_scale) / F32(F32(y_scale) * F32(size)))
+    y = np.empty((n_, c_), x.dtype)
+    for n, c in itertools.product(range(n_), range(c_)):
+        acc = sum(int(v) for v in planes[n, c].reshape(-1)) - int(x_zp) * size
+        v = F32(F32(acc) * scale)
+        v = min(max(v, F32(info.min - int(y_zp))), F32(info.max - int(y_zp)))
+        y[n, c] = int(np.rint(v)) + int(y_zp)
+    y = y.reshape((n_, c_) + (1,) * (x.ndim - 2))
+    return np.moveaxis(y, 1, -1) if channels_last else y

@@ -10,7 +10,10 @@ import numpy.typing as npt
 from ..errors import InputError
 from ..families import FamilyPlan
 from ..families.adaptive import AdaptivePlan
+from ..families.lp import LpPlan
+from ..families.qglobal import QGlobalPlan
 from ..families.reduce import ReducePlan
+from ..families.unpool import UnpoolPlan
 
 Array = npt.NDArray[Any]
 
@@ -38,4 +41,29 @@ def execute(plan: FamilyPlan, inputs: Sequence[Array | None]) -> list[Array]:
                 f"input shape {list(x.shape)} does not match the plan's {list(plan.input_shape)}"
             )
         return [reduce(x, plan)]
+    if isinstance(plan, LpPlan):
+        from .lp import lp_pool
+
+        _shape(x, plan)
+        return [lp_pool(x, plan)]
+    if isinstance(plan, UnpoolPlan):
+        from .unpool import max_unpool
+
+        _shape(x, plan)
+        indices = inputs[1] if len(inputs) > 1 else None
+        if indices is None:
+            raise InputError("MaxUnpool needs its indices input I")
+        return [max_unpool(x, indices, plan)]
+    if isinstance(plan, QGlobalPlan):
+        from .qglobal import qlinear_global_average
+
+        _shape(x, plan)
+        return [qlinear_global_average(list(inputs), plan)]
     raise InputError(f"no kernel for a {type(plan).__name__}")
+
+
+def _shape(x: Array, plan: FamilyPlan) -> None:
+    if tuple(x.shape) != plan.input_shape:
+        raise InputError(
+            f"input shape {list(x.shape)} does not match the plan's {list(plan.input_shape)}"
+        )

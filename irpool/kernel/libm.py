@@ -88,3 +88,22 @@ def _unique_pow(a: Array, exponent: float, fn: Any, dtype: Any) -> Array:
     call = np.frompyfunc(lambda v: fn(v, exponent), 1, 1)
     results = np.asarray(call(flat[first]), dtype=dtype)
     return np.asarray(results[inverse].reshape(a.shape))
+
+
+def power_rules(x: Array, exponent: float) -> Array:
+    """openvino's CPU Power of float32 data by a scalar float32 exponent (measured): 1 copies,
+    2 is x*x, 3 is x*x*x, 4 is (x*x)*(x*x), 0.5 the square root, anything else powf."""
+    xf = np.asarray(x, dtype=np.float32)
+    k = np.float32(exponent)
+    with np.errstate(all="ignore"):
+        if k == 1:
+            return xf.copy()
+        if k == 2:
+            return np.asarray(xf * xf)
+        if k == 3:
+            return np.asarray(xf * xf * xf)
+        if k == 4:
+            return np.asarray((xf * xf) * (xf * xf))
+        if k == np.float32(0.5):
+            return np.asarray(np.sqrt(xf))
+    return powf(xf, float(k))

@@ -121,7 +121,7 @@ def multiply(layer: Layer, ins: list[Array]) -> list[Array]:
 def power(layer: Layer, ins: list[Array]) -> list[Array]:
     """openvino's Power on float32 (measured): small integer exponents and 0.5 by
     multiplication and the square root, anything else by the C library's powf."""
-    from ..kernel.libm import powf
+    from ..kernel.libm import power_rules, powf
 
     x, e = ins[0], ins[1]
     _broadcast(layer, x, e)
@@ -129,25 +129,11 @@ def power(layer: Layer, ins: list[Array]) -> list[Array]:
         with np.errstate(all="ignore"):
             return [np.asarray(np.power(x, e.astype(x.dtype)).astype(x.dtype))]
     xf = x.astype(np.float32)
-    with np.errstate(all="ignore"):
-        if e.size == 1:
-            k = np.float32(e.reshape(-1)[0])
-            shape = np.broadcast_shapes(x.shape, e.shape)
-            if k == 1:
-                out = xf.copy()
-            elif k == 2:
-                out = xf * xf
-            elif k == 3:
-                out = xf * xf * xf
-            elif k == 4:
-                out = (xf * xf) * (xf * xf)
-            elif k == np.float32(0.5):
-                out = np.sqrt(xf)
-            else:
-                out = powf(xf, float(k))
-            out = np.broadcast_to(out, shape)
-        else:
-            out = powf(xf, e.astype(np.float32))
+    if e.size == 1:
+        shape = np.broadcast_shapes(x.shape, e.shape)
+        out = np.broadcast_to(power_rules(xf, float(e.reshape(-1)[0])), shape)
+    else:
+        out = powf(xf, e.astype(np.float32))
     return [np.asarray(np.asarray(out).astype(x.dtype))]
 
 
