@@ -109,6 +109,18 @@ def _divergence(pl: PoolingLayer, comparisons: list[OutputComparison], ov_layer:
     return in_conversion(facts)
 
 
+def _family_divergence(used: FamilyPlan, x: Array) -> str | None:
+    """The divergence a family node's input exercises that can separate openvino's
+    conversion from onnxruntime (NaN and -inf in a global max, summation orders)."""
+    from .divergences import BY_ID, touched_family
+
+    found = touched_family(used, x)
+    for key in ("D20", "D17", "D18", "D19", "D23", "D31"):
+        if key in found:
+            return f"{key}: {BY_ID[key].title}"
+    return None
+
+
 @dataclass
 class _Node:
     """A pooling node and the converted model's tensors of it (None: not found)."""
@@ -393,6 +405,8 @@ def _node_report(
     converted_same = not report.missing and all(c.passed for c in report.outputs)
     if not converted_same:
         report.divergence = _divergence(pl, report.outputs, ov_layer)
+        if isinstance(used, FamilyPlan) and report.divergence.startswith("no known"):
+            report.divergence = _family_divergence(used, x) or report.divergence
         first = report.outputs[0] if report.outputs else None
         if first is not None and first.shape_ok:
             report.cells = mismatch_cells(values[(*_key(node.outputs[0]), False)], want[0])
