@@ -16,6 +16,7 @@ from .frontends import ir_xml
 from .model import Edge, Graph, Layer, Port, Shape, format_shape
 from .ops import REGISTRY, Bound
 from .shapes import Inference, PoolingLayer, dim_agrees, infer
+from .skipped import skipped_layers
 
 SCHEMA = "irpool.check/1"
 
@@ -104,6 +105,7 @@ class CheckReport:
                 for r in self.layers
             ],
             "unverified": dict(Counter(la.type for la in self.inference.unverified)),
+            "skipped": [sk.to_json() for sk in skipped_layers(self.graph)],
             "findings": [f.to_json() for f in self.findings],
         }
 
@@ -500,6 +502,11 @@ def format_report(report: CheckReport, verbose: bool = False) -> str:
     for f in report.findings:
         if f.kind in ("edge", "parameter", "openvino"):
             lines.append(f"  FAIL  {f.location()}: {f.message}")
+    for sk in skipped_layers(report.graph):
+        lines.append(
+            f'  skip  {_at(report.path, sk.line)}: layer "{sk.layer}" ({sk.op}): not verified '
+            f"(taken as declared): {sk.reason}"
+        )
     unverified = Counter(la.type for la in report.inference.unverified)
     if unverified:
         listed = ", ".join(f"{t} x{n}" for t, n in sorted(unverified.items()))

@@ -619,10 +619,11 @@ def _add_fixtures(sub: Any) -> None:
     source = p.add_mutually_exclusive_group()
     source.add_argument(
         "--preset",
-        choices=["smoke", "corners", "full"],
+        choices=["smoke", "corners", "full", "family"],
         default=None,
         help="smoke: one case per op version; corners: every named divergence and the spec "
-        "examples; full: versions x ranks x attributes x element types (default smoke)",
+        "examples; full: versions x ranks x attributes x element types; family: "
+        "AdaptiveAvgPool-8, AdaptiveMaxPool-8 and ReduceMean/Max/Sum/L1/L2 (default smoke)",
     )
     source.add_argument("--grid", metavar="FILE.toml", help="a sweep of your own (TOML)")
     source.add_argument(

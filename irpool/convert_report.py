@@ -21,7 +21,6 @@ import numpy.typing as npt
 
 from .compare import (
     OutputComparison,
-    Skipped,
     _json_value,
     _values_of,
     compare_arrays,
@@ -29,7 +28,6 @@ from .compare import (
     mismatch_cells,
     rounding_bound,
     select_layers,
-    skipped_layers,
 )
 from .errors import IrpoolError, OracleMissing, OracleRefused, UsageError
 from .families import FamilyPlan
@@ -38,6 +36,7 @@ from .model import Graph
 from .ops import REGISTRY
 from .oracles import openvino_rt, refusals
 from .shapes import PoolingLayer, infer
+from .skipped import Skipped, skipped_layers
 
 Array = npt.NDArray[Any]
 SCHEMA = "irpool.convert-report/2"

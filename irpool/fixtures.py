@@ -55,7 +55,7 @@ Array = npt.NDArray[Any]
 
 META_SCHEMA = "irpool.fixture/1"
 INDEX_SCHEMA = "irpool.fixtures/1"
-PRESETS = ("smoke", "corners", "full")
+PRESETS = ("smoke", "corners", "full", "family")
 MODEL, WEIGHTS, INPUT, EXPECTED, META, INDEX = (
     "model.xml",
     "model.bin",
@@ -135,10 +135,13 @@ class FixtureSpec:
     divergences: tuple[str, ...] = ()
     spec_error: str | None = None
     note: str = ""
+    consts: tuple[tuple[str, tuple[int, ...]], ...] = ()
+    """The constant inputs of a family layer (an adaptive pool's size, a reduction's axes):
+    element type and values, in input order after the data (irpool/family_fixtures.py)."""
 
     @property
     def layer(self) -> IrLayer:
-        return IrLayer(self.op, self.opset, self.data)
+        return IrLayer(self.op, self.opset, self.data, self.consts)
 
 
 @dataclass
@@ -311,9 +314,15 @@ def build(spec: FixtureSpec, seed: int) -> Built:
     """Compute a case in memory: the net, its input, irpool's outputs and the meta record."""
     net = ir_builder(spec.layer, spec.shape, spec.element_type, LAYER)
     net.name = f"irpool_fixture_{spec.name}"
-    graph = parse_text(net.xml(), f"{spec.name}/{MODEL}")
+    graph = parse_text(net.xml(), f"{spec.name}/{MODEL}", net.bin())
     x = _input_of(spec, seed)
     result = run_graph(graph, {"x": x})
+    if LAYER in result.family_plans:
+        from .family_fixtures import built
+
+        files = {"model": MODEL, "weights": WEIGHTS, "input": INPUT, "expected": EXPECTED}
+        record = _input_record(spec, seed)
+        return built(spec, net, x, result, LAYER, record, TOLERANCE, files)
     bound = result.bound[LAYER]
     plan = result.plans[LAYER]
     params = bound.params_for(x.ndim)
@@ -786,6 +795,10 @@ def preset_cases(preset: str) -> list[FixtureSpec]:
         return corner_cases()
     if preset == "full":
         return full_cases()
+    if preset == "family":
+        from .family_fixtures import preset_cases as family_cases
+
+        return family_cases()
     raise UsageError(f"unknown preset {preset!r}; expected one of {', '.join(PRESETS)}")
 
 
@@ -1097,7 +1110,7 @@ def model_cases(
     pooling = [la for la in graph.layers if REGISTRY.is_pooling(la)]
     layers = [find_layer(graph, n) for n in names] if names else pooling
     if not layers:
-        raise UsageError(f"{path} has no pooling layer (AvgPool, MaxPool)")
+        raise UsageError(f"{path} has no pooling layer (AvgPool, MaxPool, AdaptiveAvgPool, ...)")
     for layer in layers:
         if not REGISTRY.is_pooling(layer):
             raise UsageError(
@@ -1115,7 +1128,16 @@ def model_cases(
     for layer, label in zip(unique, labels, strict=True):
         version = layer.version or "opset1"
         spec, _ = ov_ops.select(layer.type, layer.version, layer.data)
-        data, note = _canonical_data(layer.type, version, layer.data)
+        consts: tuple[tuple[str, tuple[int, ...]], ...] = ()
+        if spec.path is not None:
+            from .family_fixtures import constants_of
+
+            found = constants_of(graph, layer)
+            if found is None:
+                continue  # a computed size or axes: listed by model_skips
+            consts, data, note = found, dict(layer.data), ""
+        else:
+            data, note = _canonical_data(layer.type, version, layer.data)
         name = f"{stem}-{re.sub(r'[^A-Za-z0-9._-]+', '_', label)}"
         while name in used:
             name += "_"
@@ -1150,8 +1172,35 @@ def model_cases(
                 array=array,
                 input_source=source,
                 note=note,
+                consts=consts,
             )
         )
+    return out
+
+
+def model_skips(path: str, names: Sequence[str] | None) -> list[tuple[str, str]]:
+    """The layers of a model `--from` makes no case of, with the reason: pooling-like ops
+    irpool has no entry for (ROIPooling, ReduceMin, ...), and family layers whose size or axes
+    are computed in the model rather than constants."""
+    from .family_fixtures import constants_of
+    from .skipped import skipped_layers
+
+    graph = load(path)
+    if graph.fragment:
+        return []
+    out = [(f"{sk.layer} ({sk.op})", sk.reason) for sk in skipped_layers(graph)]
+    for layer in graph.layers:
+        if names and not any(layer.answers_to(n) for n in names):
+            continue
+        spec = REGISTRY.spec(layer)
+        if spec is not None and spec.path is not None and constants_of(graph, layer) is None:
+            out.append(
+                (
+                    f"{layer.label} ({spec.label})",
+                    "its size or axes input is computed in the model, not a constant: a case "
+                    "of the layer alone cannot hold it",
+                )
+            )
     return out
 
 
@@ -1595,6 +1644,7 @@ def plan_cases(
         settings = Settings("grid", seed, grid=os.path.basename(grid), grid_sha256=digest)
     elif model is not None:
         cases = model_cases(model, layers, seed)
+        skipped = model_skips(model, layers)
         settings = Settings(
             "model",
             seed,
@@ -1857,6 +1907,8 @@ def format_summary(report: Report) -> str:
     ]
     if report.skipped:
         lines.append(f"{len(report.skipped)} cases skipped (listed in {INDEX})")
+        if settings["source"] == "model":
+            lines.extend(f"  skip  {name}: {reason}" for name, reason in report.skipped)
         no_bf16 = sum(reason == NO_BFLOAT16 for _, reason in report.skipped)
         if no_bf16:
             lines.append(f"  {no_bf16} of them bfloat16: {NO_BFLOAT16}")

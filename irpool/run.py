@@ -224,11 +224,14 @@ def read_const(graph: Graph, layer: Layer) -> Array:
 
     et, shape, offset, size = const_layout(graph, layer)
     dtype = numpy_dtype(et, layer.where())
-    assert graph.weights_path is not None
-    try:
-        data = read_range(graph.weights_path, offset, size, "weights")
-    except IrpoolError as e:
-        raise e.at(layer.where()) from None
+    if graph.weights is not None:
+        data = graph.weights[offset : offset + size]
+    else:
+        assert graph.weights_path is not None
+        try:
+            data = read_range(graph.weights_path, offset, size, "weights")
+        except IrpoolError as e:
+            raise e.at(layer.where()) from None
     count = math.prod(shape)
     values: Array = np.frombuffer(data[: count * dtype.itemsize], dtype=dtype)
     return np.asarray(values.reshape(shape).copy())
@@ -273,6 +276,7 @@ def run_family(
     ins: list[Array | None],
     limit: int | None = None,
     convention: str | None = None,
+    indices_used: bool | None = None,
 ) -> tuple[FamilyPlan, list[Array]]:
     """Run one bound layer of a pooling family on its inputs (in order; None where an optional
     one is missing): its plan and outputs.  The integer values of its value inputs (an
@@ -304,7 +308,7 @@ def run_family(
         value = int_values(ins[k]) if k < len(ins) else None
         if value is not None:
             given[k] = value
-    p = bound.family_plan(tuple(x.shape), x.dtype, convention, given)
+    p = bound.family_plan(tuple(x.shape), x.dtype, convention, given, indices_used)
     check_elements(p.output_shape, f'output of "{layer.label}"', limit, layer.where())
     try:
         outs = execute(p, ins)

@@ -27,6 +27,7 @@ Measured with openvino 2026.4.1 (CPU) and torch 2.13 (docs/semantics.md, "Adapti
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
@@ -34,7 +35,8 @@ from ..conventions import Convention
 from ..errors import ShapeError, SpecError
 from ..geometry import FLOAT_DTYPES, INT_DTYPES
 from ..model import Dim, Shape
-from . import Explained, Family, FamilyParams, FamilyPlan, Values
+from . import Array, Explained, Family, FamilyParams, FamilyPlan, Values
+from .reduce import REDUCE_MAX, REDUCE_MEAN, ReduceParams, ReducePlan
 
 if TYPE_CHECKING:
     from ..model import Layer
@@ -53,6 +55,9 @@ class AdaptiveParams(FamilyParams):
     constant of the file."""
     indices: bool = False
     index_dtype: str = "int64"
+    indices_used: bool = True
+    """Whether the model reads the indices output (openvino turns an AdaptiveMaxPool to 1x1
+    whose indices nobody reads into a ReduceMax)."""
 
 
 @dataclass(frozen=True)
@@ -88,6 +93,11 @@ class AdaptivePlan(FamilyPlan):
     index_dtype: str
     narrow_64bit: bool
     """f64 saturated to float32 and 64-bit integers wrapped to 32 bits before pooling."""
+    as_reduce: ReducePlan | None = None
+    """openvino: every output size 1 (and, for max, the indices unread): its CPU plugin runs
+    the layer as ReduceMean / ReduceMax over the spatial axes (transformation
+    AdaptivePoolToReduce; measured: its summation order, D17's NaN rule and ReduceMean's
+    integer truncation apply)."""
 
 
 @dataclass(frozen=True)
@@ -264,6 +274,17 @@ class Adaptive(Family):
             compute = "float32"
         else:
             compute = "float64" if dtype == "float64" else "float32"
+        as_reduce = None
+        global_ = all(o == 1 for o in out_sizes)
+        if (
+            convention.name == "openvino"
+            and global_
+            and not (params.indices and params.indices_used)
+        ):
+            reduction = REDUCE_MAX if params.reduce == "max" else REDUCE_MEAN
+            spatial = tuple(range(2, len(shape)))
+            as_params = ReduceParams(op=params.op, kind=params.reduce, axes=spatial, keep=True)
+            as_reduce = reduction.plan(as_params, shape, dtype, convention)
         return AdaptivePlan(
             op=params.op,
             convention=convention.name,
@@ -280,6 +301,7 @@ class Adaptive(Family):
             indices=params.indices,
             index_dtype=index_dtype,
             narrow_64bit=rules.float32_only,
+            as_reduce=as_reduce,
         )
 
     def output_types(self, params: FamilyParams, input_type: str | None) -> list[str | None]:
@@ -339,6 +361,15 @@ class Adaptive(Family):
                 "within the (N, C) plane"
             )
         lines.insert(0, f"each output: {how}; computed in {plan.compute}")
+        if plan.as_reduce is not None:
+            from .reduce import describe_order
+
+            lines.insert(
+                1,
+                "every output size is 1: openvino's CPU plugin runs the layer as "
+                f"{'ReduceMax' if plan.reduce == 'max' else 'ReduceMean'} over the spatial axes "
+                f"(AdaptivePoolToReduce): {describe_order(plan.as_reduce)}",
+            )
         notes = []
         if plan.refused_by:
             notes.append(plan.refused_by)
@@ -350,9 +381,20 @@ class Adaptive(Family):
             "max_rule": plan.max_rule if plan.reduce == "max" else None,
             "index_dtype": plan.index_dtype if plan.indices else None,
             "compute": plan.compute,
+            "as_reduce": plan.as_reduce is not None,
             "axes": data_axes,
         }
         return Explained(lines, data, notes)
+
+    def allowance(
+        self, plan: FamilyPlan, inputs: Sequence[Array | None], expected: Array
+    ) -> Array | None:
+        """Exact, except where openvino runs the layer as a ReduceMean (every size 1): its
+        summation order inside a real network may not be the planar one (see reduce)."""
+        assert isinstance(plan, AdaptivePlan)
+        if plan.as_reduce is None or plan.reduce != "mean":
+            return None
+        return REDUCE_MEAN.allowance(plan.as_reduce, inputs, expected)
 
 
 ADAPTIVE = Adaptive()

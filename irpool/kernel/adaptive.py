@@ -68,6 +68,10 @@ def adaptive_pool(x: Array, plan: AdaptivePlan) -> list[Array]:
     if 0 in shape:
         outs = [np.zeros(shape, out_dtype)]
         return [*outs, np.zeros(shape, index_dtype)] if plan.indices else outs
+    if plan.as_reduce is not None and not plan.indices:
+        from .reduction import reduce
+
+        return [reduce(x, plan.as_reduce)]
     xc = _compute_input(x, plan)
     cdt = xc.dtype
     gathered = [_positions(a) for a in plan.axes]
@@ -115,6 +119,10 @@ def adaptive_pool(x: Array, plan: AdaptivePlan) -> list[Array]:
         values_out = store_rounded(result, out_dtype)
     else:
         values_out = np.asarray(result.astype(out_dtype))
+    if plan.as_reduce is not None:  # the indices are not read: the values are ReduceMax's
+        from .reduction import reduce
+
+        values_out = reduce(x, plan.as_reduce)
     if plan.indices:
         assert idx is not None
         return [values_out, np.asarray(np.broadcast_to(idx, shape).astype(index_dtype))]

@@ -12,7 +12,7 @@ its constant inputs).  Nothing after `bind` reads a layer's attributes again:
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -96,19 +96,24 @@ class Bound:
         out.update(given or {})
         return out
 
-    def family_params(self, rank: int | None, given: Values | None = None) -> FamilyParams:
+    def family_params(
+        self, rank: int | None, given: Values | None = None, indices_used: bool | None = None
+    ) -> FamilyParams:
         """A family layer's params for an input of `rank` dims and the values of its value
         inputs (constants, or `given`); errors name the layer."""
         family = self.family
         assert family is not None
         values = self.values(given)
-        key = ("params", rank, tuple(sorted(values.items())))
+        used = self.indices_used if indices_used is None else indices_used
+        key = ("params", rank, tuple(sorted(values.items())), used)
         found = self._family.get(key)
         if found is None:
             try:
                 found = family.read(self.spec, self.layer, rank, values)
             except IrpoolError as e:
                 raise e.at(self.layer.where()) from None
+            if hasattr(found, "indices_used"):
+                found = replace(found, indices_used=used)  # type: ignore[call-arg]
             self._family[key] = found
         params: FamilyParams = found
         return params
@@ -119,6 +124,7 @@ class Bound:
         dtype: str | np.dtype[Any] = "float32",
         convention: str | Convention | None = None,
         given: Values | None = None,
+        indices_used: bool | None = None,
     ) -> FamilyPlan:
         """A family layer's plan for data of `input_shape` and `dtype` under the bound (or
         another) convention; made once per shape, dtype, convention and input values."""
@@ -126,7 +132,7 @@ class Bound:
         assert family is not None
         cv = self.convention if convention is None else conv.get(convention)
         name = dtype if isinstance(dtype, str) else str(np.dtype(dtype).name)
-        params = self.family_params(len(input_shape), given)
+        params = self.family_params(len(input_shape), given, indices_used)
         key = ("plan", tuple(input_shape), name, cv.name, params)
         found = self._family.get(key)
         if found is None:

@@ -435,3 +435,31 @@ def resolve(registry: Registry, layer: Layer) -> Selected | None:
 
 REGISTRY.add(*ONNX_OPS)
 REGISTRY.resolver("onnx", resolve)
+
+_ONNX_REDUCE = (
+    "an ONNX reduction: irpool covers the reductions of OpenVINO IRs (what openvino's "
+    "conversion of it computes: convert the model and check the IR) and ONNX global pooling"
+)
+UNHANDLED = {
+    ("ai.onnx", "MaxRoiPool"): "region pooling: the windows are boxes read from a second input",
+    ("ai.onnx", "RoiAlign"): "region pooling with bilinear sampling (boxes from a second input)",
+    **{
+        ("ai.onnx", name): _ONNX_REDUCE
+        for name in (
+            "ReduceMean",
+            "ReduceMax",
+            "ReduceMin",
+            "ReduceSum",
+            "ReduceL1",
+            "ReduceL2",
+            "ReduceProd",
+            "ReduceLogSum",
+            "ReduceLogSumExp",
+            "ReduceSumSquare",
+        )
+    },
+    ("com.microsoft", "NhwcMaxPool"): "onnxruntime's NHWC MaxPool contrib op (not covered)",
+    ("com.microsoft", "MaxpoolWithMask"): "onnxruntime's masked MaxPool contrib op (not covered)",
+}
+for (_domain, _name), _why in UNHANDLED.items():
+    REGISTRY.unhandled(_domain, _name, _why)

@@ -325,3 +325,18 @@ def resolve(registry: Registry, layer: Layer) -> Selected | None:
 
 REGISTRY.add(*OPENVINO_OPS)
 REGISTRY.resolver("ir", resolve)
+
+_REGION = "region pooling: the windows are boxes read from a second input (ROIs), not a grid"
+UNHANDLED = {
+    "ROIPooling": _REGION,
+    "PSROIPooling": f"{_REGION} (position-sensitive)",
+    "DeformablePSROIPooling": f"{_REGION} (deformable)",
+    "ROIAlign": f"{_REGION} (bilinear sampling)",
+    "ROIAlignRotated": f"{_REGION} (rotated boxes, bilinear sampling)",
+    "ReduceMin": "a reduction outside irpool's pooling family (Mean, Max, Sum, L1, L2)",
+    "ReduceProd": "a reduction outside irpool's pooling family (Mean, Max, Sum, L1, L2)",
+    "ReduceLogicalAnd": "a boolean reduction, not pooling",
+    "ReduceLogicalOr": "a boolean reduction, not pooling",
+}
+for _name, _why in UNHANDLED.items():
+    REGISTRY.unhandled("openvino", _name, _why)

@@ -154,7 +154,13 @@ class Registry:
             domain = "ai.onnx"
         if self.spec(layer) is not None:
             return None
-        return self._unhandled.get((domain, layer.type.lower()))
+        found = self._unhandled.get((domain, layer.type.lower()))
+        if found is None and any(w in layer.type.lower() for w in ("pool", "reduce", "roi")):
+            found = (
+                f"irpool has no entry for {layer.type} in {domain}: an op outside the pooling "
+                "family it covers (docs/index.md lists them)"
+            )
+        return found
 
     def remove(self, *rows: OpSpec) -> None:
         """Take entries out again (a test's own entries)."""
