@@ -306,13 +306,19 @@ def _add_run(sub: Any) -> None:
         "run",
         help="execute a pooling net or one pooling layer with numpy",
         description=(
-            "Execute an IR net of Parameter, Const, Convert, pooling (AvgPool-1/14/16, "
-            "MaxPool-1/8/14) and Result layers, or one pooling layer of any IR with --layer; or "
-            "an ONNX model of pooling nodes (AveragePool, MaxPool, com.microsoft "
-            "QLinearAveragePool, with Identity/Squeeze/Unsqueeze). OUT.npz holds one array per "
-            "Result (keyed by the Result layer's name) or graph output (keyed by its name); with "
-            "--layer: output0 and, for MaxPool-8/14, output1. Without -i, inputs are drawn at "
-            "random and saved beside the output as OUT.inputs.npz."
+            "Execute an IR net of pooling layers (AvgPool-1/14/16, MaxPool-1/8/14, "
+            "AdaptiveAvgPool-8, AdaptiveMaxPool-8, ReduceMean/Max/Sum-1, ReduceL1/L2-4) and the "
+            "glue between them (Parameter, Const, Convert, ConvertLike, Abs, Sign, ReLU, Sqrt, "
+            "Multiply, Power, Reshape, Split, Concat, Squeeze, Unsqueeze, Result), or one "
+            "pooling layer of any IR with --layer; or an ONNX model of pooling nodes "
+            "(AveragePool, MaxPool, GlobalAveragePool, GlobalMaxPool, LpPool, GlobalLpPool, "
+            "MaxUnpool, com.microsoft QLinearAveragePool and QLinearGlobalAveragePool, with "
+            "Identity/Squeeze/Unsqueeze). OUT.npz holds one array per Result (keyed by the "
+            "Result layer's name) or graph output (keyed by its name); with --layer: output0 "
+            "and, for MaxPool-8/14 and AdaptiveMaxPool-8, output1 (the indices); a layer's other "
+            "computed inputs (MaxUnpool's indices) are given as -i NAME=FILE by tensor name. "
+            "Without -i, inputs are drawn at random and saved beside the output as "
+            "OUT.inputs.npz."
         ),
     )
     p.add_argument("model", metavar="MODEL", help="model.xml or model.onnx")
@@ -483,8 +489,15 @@ def _add_compare(sub: Any) -> None:
             "0.21 of that bound over 1,050 random nodes); --exact turns this off. MaxPool, "
             "indices and integer types are always compared exactly. A layer openvino 2026.4 "
             "is known to crash or fail on (AvgPool-16, or MaxPool-8/14 with its indices used, "
-            "without dilations) is refused before openvino sees it. Exit 0 all agree, 1 a "
-            "mismatch, 2 invalid input, 3 the oracle is not installed."
+            "without dilations) is refused before openvino sees it. Reductions (ReduceMean, "
+            "ReduceSum, ReduceL1/L2, global pooling) may differ by another summation order, at "
+            "most (n + 1) * eps * mean|x| of the n reduced elements plus one ulp (openvino may "
+            "lay a reduction out otherwise inside a network); --exact turns this off too. An "
+            "ONNX node onnxruntime has no kernel for (LpPool-1) is compared with onnx's "
+            "reference evaluator. Pooling-like layers irpool does not cover (ROIPooling, "
+            "ReduceMin, ...) are listed as skipped, with the reason, and counted in the "
+            "summary. Exit 0 all agree, 1 a mismatch, 2 invalid input, 3 the oracle is not "
+            "installed."
         ),
     )
     p.add_argument("model", metavar="MODEL", help="model.xml or model.onnx")
