@@ -465,6 +465,51 @@ def explain_family(
     )
 
 
+def explain_family_rules(pl: PoolingLayer, convention: str | None = None) -> FamilyReport:
+    """A family layer whose input is not static: its rules and output dims as shape inference
+    gives them (each dim with its formula); the windows and the order of operations need a
+    static input (--input-shape)."""
+    import dataclasses
+
+    layer = pl.layer
+    family = pl.bound.family
+    assert family is not None
+    rank = None if pl.input_shape is None else len(pl.input_shape)
+    params = pl.bound.family_params(rank)
+    out = pl.output_shape
+    first = 0 if out is not None and len(pl.formulas) == len(out) else 2
+    lines = [
+        f"input {format_shape(pl.input_shape)} is not static: the output dims as shape "
+        f"inference gives them, {format_shape(out)}; give --input-shape N,C,... for the "
+        "windows and the order of operations"
+    ]
+    lines += [f"dim {i + first}: {f}" for i, f in enumerate(pl.formulas)]
+    fields = {
+        k: (list(v) if isinstance(v, tuple) else v)
+        for k, v in dataclasses.asdict(params).items()
+        if k not in ("notes", "op") and isinstance(v, (int, float, str, bool, tuple, type(None)))
+    }
+    data = {"family": family.name, "dynamic_input": True, "formulas": list(pl.formulas), **fields}
+
+    def dims(shape: Any) -> tuple[int, ...]:
+        return () if shape is None else tuple(d.declared() for d in shape)
+
+    return FamilyReport(
+        layer=layer.label,
+        op=pl.spec.label,
+        file=layer.file,
+        line=layer.line,
+        convention=convention or pl.bound.convention.name,
+        attributes=dict(layer.data),
+        input_shape=dims(pl.input_shape),
+        output_shape=dims(out),
+        family=family.name,
+        lines=lines,
+        data=data,
+        notes=list(pl.notes),
+    )
+
+
 def _dims(shape: Sequence[int]) -> list[Any]:
     from .model import Dim
 
@@ -489,13 +534,18 @@ def explain_graph(
     reports: list[LayerReport | FamilyReport] = []
     for pl in chosen:
         shape = input_shape
+        dynamic = pl.input_shape is None or not all(d.is_static for d in pl.input_shape)
+        if shape is None and dynamic and pl.bound.family is not None:
+            reports.append(explain_family_rules(pl, convention))
+            continue
         if shape is None:
-            if pl.input_shape is None or not all(d.is_static for d in pl.input_shape):
+            if dynamic:
                 raise UsageError(
                     f"the layer has a dynamic input {format_shape(pl.input_shape)}; give "
                     "--input-shape",
                     pl.layer.where(),
                 )
+            assert pl.input_shape is not None
             shape = tuple(d.lo for d in pl.input_shape)
         try:
             if pl.bound.family is not None:
@@ -516,7 +566,9 @@ def format_family(r: FamilyReport) -> str:
         "  attributes: " + " ".join(f'{k}="{v}"' for k, v in r.attributes.items()),
     ]
     lines.extend(f"  {line}" for line in r.lines)
-    lines.append("  other conventions: " + "; ".join(f"{k}: {v}" for k, v in r.conventions.items()))
+    if r.conventions:
+        shown = "; ".join(f"{k}: {v}" for k, v in r.conventions.items())
+        lines.append(f"  other conventions: {shown}")
     for key in r.divergences:
         d = divergences.BY_ID[key]
         lines.append(f"  divergence {key}: {d.title} ({d.separates})")

@@ -164,6 +164,17 @@ def test_check_on_interval_dims(tmp_path: Path) -> None:
 
     pl = infer(graph).pooling[0]
     assert [str(d) for d in pl.output_shape or ()] == ["1..4", "?", "3", "4"]
+    # explain without --input-shape: the rules and the output dims, not the windows
+    proc = subprocess.run(
+        [sys.executable, "-m", "irpool", "explain", path, "--layer", "pool", "--json"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+    )
+    assert proc.returncode == 0, proc.stderr
+    layer = json.loads(proc.stdout)["layers"][0]
+    assert layer["dynamic_input"] is True and layer["output_shape"] == [-1, -1, 3, 4]
+    assert layer["sizes"] == [3, 4]
 
 
 def test_run_layer_explain_and_json(tmp_path: Path) -> None:

@@ -242,7 +242,16 @@ class Bound:
                 out, texts = family.infer(fparams, input_shape, self.convention)
             except IrpoolError as e:
                 raise e.at(self.layer.where()) from None
-            return Inferred(input_shape, out, texts, _carried(unknown, input_shape, out))
+            marks = _carried(unknown, input_shape, out)
+            if out is not None and family.value_inputs and not self.values():
+                # the size or axes input is not a constant of the file (a fragment, a
+                # computed input): the dims it decides are not verifiable, not wrong
+                marks = tuple(
+                    (m if i < len(marks) else False) or not d.is_static
+                    for i, (m, d) in enumerate(zip(marks or (False,) * len(out), out, strict=True))
+                )
+                marks = marks if any(marks) else ()
+            return Inferred(input_shape, out, texts, marks)
         shape = None if input_shape is None else self._nchw(input_shape)
         marks = self._nchw(unknown) if unknown else ()
         try:
