@@ -69,7 +69,7 @@ def draw_adaptive(
         check_cells(cells, drawn)
     chosen = [tuple(c) for c in (cells or default_cells(drawn))]
     if len(axes) == 1:
-        axes = [AdaptiveAxis(1, 1, (0,), (1,)), axes[0]]
+        axes = [AdaptiveAxis(1, 1), axes[0]]
         chosen = [(0, *c) for c in chosen]
     try:
         import matplotlib
@@ -90,7 +90,8 @@ def draw_adaptive(
     for k, cell in enumerate(chosen):
         color = COLORS[k % len(COLORS)]
         i, j = cell[-2], cell[-1]
-        r0, r1, c0, c1 = ah.starts[i], ah.ends[i], aw.starts[j], aw.ends[j]
+        r0, r1 = (int(v) for v in (ah.starts[i], ah.ends[i]))
+        c0, c1 = (int(v) for v in (aw.starts[j], aw.ends[j]))
         inset = 0.08 * (k % 4)
         ax.add_patch(
             Rectangle(
@@ -111,7 +112,7 @@ def draw_adaptive(
     ax.set_xlabel(f"axis {len(plan.input_shape) - 1} position")
     ax.set_title(
         f"{report.layer} ({report.op}), {report.convention}: {list(report.input_shape)} -> "
-        f"{list(report.output_shape)}; window i: [floor(i*In/Out), ceil((i+1)*In/Out))",
+        f"{list(report.output_shape)}\nwindow i: [floor(i*In/Out), ceil((i+1)*In/Out))",
         fontsize=9,
     )
     buffer = io.BytesIO()

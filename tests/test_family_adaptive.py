@@ -126,8 +126,8 @@ def test_other_types_equal_openvino(ov: ModuleType, tmp_path: Path, dtype: Any) 
 def test_bins_are_the_measured_rule() -> None:
     from irpool.families.adaptive import bins
 
-    assert bins(7, 3, "exact") == ((0, 2, 4), (3, 5, 7))
-    assert bins(3, 5, "exact") == ((0, 0, 1, 1, 2), (1, 2, 2, 3, 3))
+    assert [b.tolist() for b in bins(7, 3, "exact")] == [[0, 2, 4], [3, 5, 7]]
+    assert [b.tolist() for b in bins(3, 5, "exact")] == [[0, 0, 1, 1, 2], [1, 2, 2, 3, 3]]
     # float32 ends differ from the exact ceiling once (i + 1) * In passes 2^24
     _, ends = bins(16777217, 3, "float32_ceil")
     assert ends[0] != -(-16777217 // 3) or ends[1] != -(-2 * 16777217 // 3)

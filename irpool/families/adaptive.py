@@ -31,6 +31,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
+import numpy as np
+import numpy.typing as npt
+
 from ..conventions import Convention
 from ..errors import ShapeError, SpecError
 from ..geometry import FLOAT_DTYPES, INT_DTYPES
@@ -62,20 +65,34 @@ class AdaptiveParams(FamilyParams):
 
 @dataclass(frozen=True)
 class AdaptiveAxis:
-    """One spatial axis: input size, output size and the half-open window of each output."""
+    """One spatial axis: input size, output size and the rule of its window ends; the windows
+    themselves are computed from these on demand (an axis may have very many)."""
 
     size: int
     out: int
-    starts: tuple[int, ...]
-    ends: tuple[int, ...]
+    rule: Bins = "exact"
+
+    def windows(self) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+        """(starts, ends) of every window, half-open."""
+        return bins(self.size, self.out, self.rule)
 
     @property
-    def lengths(self) -> tuple[int, ...]:
-        return tuple(e - s for s, e in zip(self.starts, self.ends, strict=True))
+    def starts(self) -> npt.NDArray[np.int64]:
+        return self.windows()[0]
+
+    @property
+    def ends(self) -> npt.NDArray[np.int64]:
+        return self.windows()[1]
+
+    @property
+    def lengths(self) -> npt.NDArray[np.int64]:
+        starts, ends = self.windows()
+        return np.asarray(ends - starts)
 
     @property
     def longest(self) -> int:
-        return max(self.lengths, default=0)
+        lengths = self.lengths
+        return int(lengths.max()) if lengths.size else 0
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -120,18 +137,21 @@ RULES = {
 }
 
 
-def bins(size: int, out: int, rule: Bins) -> tuple[tuple[int, ...], tuple[int, ...]]:
-    """(starts, ends) of the windows of one axis under a bin rule."""
-    starts = tuple(i * size // out for i in range(out))
+def bins(size: int, out: int, rule: Bins) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+    """(starts, ends) of the windows of one axis under a bin rule: start = floor(i * In / Out),
+    end = ceil((i + 1) * In / Out), exactly or (openvino) in float32."""
+    i = np.arange(out, dtype=np.int64)
+    starts = (i * size) // out
     if rule == "exact":
-        ends = tuple(-(-(i + 1) * size // out) for i in range(out))
+        ends = -((-(i + 1) * size) // out)
     else:
-        import numpy as np
+        quotient = ((i + 1) * size).astype(np.float32) / np.float32(out)
+        ends = np.ceil(quotient.astype(np.float32)).astype(np.int64)
+    return np.asarray(starts), np.asarray(ends)
 
-        num = np.arange(1, out + 1, dtype=np.int64) * size
-        quotient = num.astype(np.float32) / np.float32(out)
-        ends = tuple(int(v) for v in np.ceil(quotient.astype(np.float32)))
-    return starts, ends
+
+WINDOWS_SHOWN = 4096
+"""explain --json lists at most this many windows per axis (windows_shown says how many)."""
 
 
 def _count(n: int) -> str:
@@ -260,8 +280,7 @@ class Adaptive(Family):
                 f"input {list(shape)} has a zero-size spatial axis: its windows are empty; {where}"
             )
         axes = tuple(
-            AdaptiveAxis(n, o, *bins(n, o, rules.bins))
-            for n, o in zip(shape[2:], out_sizes, strict=True)
+            AdaptiveAxis(n, o, rules.bins) for n, o in zip(shape[2:], out_sizes, strict=True)
         )
         index_dtype = rules.index_dtype or params.index_dtype
         refused = None
@@ -320,9 +339,10 @@ class Adaptive(Family):
             )
             if plan.bins == "float32_ceil":
                 rule += " (end computed in float32, exact while (i + 1) * In < 2^24)"
-            lengths = a.lengths
-            overlap = sum(1 for i in range(1, a.out) if a.starts[i] < a.ends[i - 1])
-            span = f"{min(lengths)}..{max(lengths)}" if lengths else "-"
+            starts, ends = a.windows()
+            lengths = ends - starts
+            overlap = int(np.count_nonzero(starts[1:] < ends[:-1]))
+            span = f"{lengths.min()}..{lengths.max()}" if lengths.size else "-"
             lines.append(
                 f"axis {k + 2}: input {a.size}, output {a.out} ({_count(a.out)}); window lengths "
                 f"{span}; {overlap} overlapping neighbour(s)"
@@ -330,7 +350,7 @@ class Adaptive(Family):
             lines.append(f"  {rule}")
             shown = list(range(a.out)) if a.out <= 8 else [0, 1, 2, a.out - 2, a.out - 1]
             for i in shown:
-                lines.append(f"  window {i}: input [{a.starts[i]}, {a.ends[i]})")
+                lines.append(f"  window {i}: input [{starts[i]}, {ends[i]})")
                 if a.out > 8 and i == 2:
                     lines.append(f"  ... ({a.out - 5} more)")
             data_axes.append(
@@ -339,8 +359,12 @@ class Adaptive(Family):
                     "size": a.size,
                     "output": a.out,
                     "rule": rule,
-                    "windows": [[s, e] for s, e in zip(a.starts, a.ends, strict=True)],
-                    "lengths": [min(lengths, default=0), max(lengths, default=0)],
+                    "windows": [
+                        [int(s), int(e)]
+                        for s, e in zip(starts[:WINDOWS_SHOWN], ends[:WINDOWS_SHOWN], strict=True)
+                    ],
+                    "windows_shown": min(a.out, WINDOWS_SHOWN),
+                    "lengths": [int(lengths.min()), int(lengths.max())] if lengths.size else [0, 0],
                     "overlapping": overlap,
                 }
             )

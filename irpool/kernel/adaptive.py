@@ -23,9 +23,9 @@ Array = npt.NDArray[Any]
 
 def _positions(a: AdaptiveAxis) -> tuple[Array, Array]:
     """(positions, in-window mask), both (out, longest): tap t of window i sits at start_i + t."""
-    starts = np.asarray(a.starts, dtype=np.int64)[:, None]
-    ends = np.asarray(a.ends, dtype=np.int64)[:, None]
-    taps = np.arange(max(a.longest, 1), dtype=np.int64)[None, :]
+    first, last = a.windows()
+    starts, ends = first[:, None], last[:, None]
+    taps = np.arange(max(int((last - first).max(initial=0)), 1), dtype=np.int64)[None, :]
     pos = starts + taps
     valid = pos < ends
     return np.minimum(pos, max(a.size - 1, 0)), valid
