@@ -101,6 +101,8 @@ class FamilyReport:
     lines: list[str]
     data: dict[str, Any]
     conventions: dict[str, str] = field(default_factory=dict)
+    title: str = "pooling"
+    """What the layer does, in words ("adaptive pooling", "reduction", ...)."""
     notes: list[str] = field(default_factory=list)
     divergences: list[str] = field(default_factory=list)
     plan: FamilyPlan | None = None
@@ -462,6 +464,7 @@ def explain_family(
         notes=[*pl.notes, *told.notes],
         divergences=divergences.touched_family(p),
         plan=p,
+        title=family.title,
     )
 
 
@@ -507,6 +510,7 @@ def explain_family_rules(pl: PoolingLayer, convention: str | None = None) -> Fam
         lines=lines,
         data=data,
         notes=list(pl.notes),
+        title=family.title,
     )
 
 
@@ -562,7 +566,7 @@ def format_family(r: FamilyReport) -> str:
     conv_title = conv.get(r.convention).title
     lines = [
         f'layer "{r.layer}" ({r.op}) at {where}; convention {r.convention} ({conv_title})',
-        f"  {r.family} pooling {list(r.input_shape)} -> {list(r.output_shape)}",
+        f"  {r.title} {list(r.input_shape)} -> {list(r.output_shape)}",
         "  attributes: " + " ".join(f'{k}="{v}"' for k, v in r.attributes.items()),
     ]
     lines.extend(f"  {line}" for line in r.lines)

@@ -83,6 +83,8 @@ class Family:
     """One pooling family: how its layers are read, inferred, planned and explained."""
 
     name = "family"
+    title = "pooling"
+    """How explain names what the layer does ("adaptive pooling", "reduction", ...)."""
     value_inputs: tuple[int, ...] = ()
     """Inputs whose integer values are part of the params (constants in the file, or given at
     run time)."""

@@ -160,6 +160,7 @@ def _count(n: int) -> str:
 
 class Adaptive(Family):
     name = "adaptive"
+    title = "adaptive pooling"
     value_inputs = (1,)
     conventions = ("openvino", "torch")
 

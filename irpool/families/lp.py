@@ -68,6 +68,7 @@ class LpPlan(FamilyPlan):
 
 class Lp(Family):
     name = "lp"
+    title = "Lp pooling"
 
     def __init__(self, global_op: bool = False) -> None:
         self.global_op = global_op

@@ -43,6 +43,7 @@ class QGlobalPlan(FamilyPlan):
 
 class QGlobal(Family):
     name = "qglobal"
+    title = "quantised global average pooling"
     data_inputs = (0, 1, 2, 3, 4)
     conventions = ("onnx",)
 

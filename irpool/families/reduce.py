@@ -216,6 +216,7 @@ class Reduction(Family):
     """One reduction kind (an entry's path): Reduce<kind> of an IR, or an ONNX global pool."""
 
     name = "reduce"
+    title = "reduction"
     value_inputs: tuple[int, ...] = (1,)
 
     def __init__(self, kind: Kind, global_op: bool = False) -> None:

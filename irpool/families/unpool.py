@@ -68,6 +68,7 @@ def _braces(shape: tuple[int, ...]) -> str:
 
 class Unpool(Family):
     name = "unpool"
+    title = "max unpooling"
     value_inputs = (2,)
     data_inputs = (0, 1)
     conventions = ("onnx", "torch")
