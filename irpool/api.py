@@ -9,7 +9,7 @@ import numpy as np
 import numpy.typing as npt
 
 from .check import CheckReport, check_file, check_graph
-from .explain import LayerReport, explain_graph
+from .explain import FamilyReport, LayerReport, explain_graph
 from .frontends.ir_xml import load as load_ir
 from .geometry import PoolParams, plan
 from .kernel import pool as _pool
@@ -59,7 +59,7 @@ def run(
 
 def explain(
     model: str | Graph, layer: str | None = None, convention: str | None = None
-) -> list[LayerReport]:
+) -> list[LayerReport | FamilyReport]:
     """Per-axis pads, formulas, border windows and divisors of the pooling layers."""
     return explain_graph(_graph(model), layer, convention)
 

@@ -260,10 +260,9 @@ def _cmd_run(args: argparse.Namespace) -> int:
     low, high = _parse_range(args.range)
     if args.layer is not None:
         layer = find_layer(graph, args.layer)
+        extra: dict[str, Any] = {}
         if inputs:
-            if len(inputs) != 1:
-                raise UsageError("--layer runs one layer: give one input array")
-            x = next(iter(inputs.values()))
+            x, extra = _layer_input(layer, inputs)
         else:
             shape = layer_input_shape(graph, layer)
             from .arrays import check_elements
@@ -272,14 +271,14 @@ def _cmd_run(args: argparse.Namespace) -> int:
             et = layer.inputs[0].element_type or "f32"
             x = random_array(shape, et, args.seed, low, high)
             inputs = {"input": x}
-        plan, outputs = run_layer(graph, args.layer, x, args.convention, args.cast, limit)
-        plans = {layer.label: plan}
+        plan, outputs = run_layer(graph, args.layer, x, args.convention, args.cast, limit, extra)
+        plans: dict[str, Any] = {layer.label: plan}
         tensors: dict[str, Any] = {}
     else:
         if not inputs:
             inputs = random_inputs(graph, args.seed, low, high, limit)
         result = run_graph(graph, inputs, args.convention, args.cast, limit)
-        outputs, plans, tensors = result.outputs, result.plans, result.tensors
+        outputs, plans, tensors = result.outputs, result.all_plans(), result.tensors
     if not input_paths:
         inputs_path = os.path.splitext(args.output)[0] + ".inputs.npz"
         check_output(inputs_path, args.force, protected)
@@ -294,6 +293,9 @@ def _cmd_run(args: argparse.Namespace) -> int:
             f"{label}: {plan.op} [{plan.convention}] {list(plan.input_shape)} -> "
             f"{list(plan.output_shape)}"
         )
+        refused = getattr(plan, "refused_by", None)
+        if refused:
+            print(f"  note: {refused}; irpool computes the layer all the same")
     for name, array in to_save.items():
         print(f"  {name}: {array.dtype.name} {list(array.shape)}")
     print(
@@ -301,6 +303,23 @@ def _cmd_run(args: argparse.Namespace) -> int:
         + (f" and the random inputs to {inputs_path} (seed {args.seed})" if inputs_path else "")
     )
     return EXIT_OK
+
+
+def _layer_input(layer: Any, inputs: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
+    """The data input of a layer run alone, and the arrays given for its other inputs (by
+    tensor name or inputN): one unnamed array is the data input."""
+    if len(inputs) == 1:
+        return next(iter(inputs.values())), {}
+    first = layer.inputs[0].names if layer.inputs else ()
+    key = next((k for k in inputs if k in (*first, "input0", "")), None)
+    if key is None:
+        names = ", ".join(p.names[0] for p in layer.inputs if p.names) or "input0, input1, ..."
+        raise UsageError(
+            "--layer runs one layer: give one input array, or name each of its inputs "
+            f"(NAME=FILE with the tensor names {names})"
+        )
+    rest = {k: v for k, v in inputs.items() if k != key}
+    return inputs[key], rest
 
 
 def _run_options(p: Any) -> None:
@@ -333,13 +352,19 @@ RUN = Command(
     _run_options,
     help="execute a pooling net or one pooling layer with numpy",
     description=(
-        "Execute an IR net of Parameter, Const, Convert, pooling (AvgPool-1/14/16, "
-        "MaxPool-1/8/14) and Result layers, or one pooling layer of any IR with --layer; or "
-        "an ONNX model of pooling nodes (AveragePool, MaxPool, com.microsoft "
-        "QLinearAveragePool, with Identity/Squeeze/Unsqueeze). OUT.npz holds one array per "
-        "Result (keyed by the Result layer's name) or graph output (keyed by its name); with "
-        "--layer: output0 and, for MaxPool-8/14, output1. Without -i, inputs are drawn at "
-        "random and saved beside the output as OUT.inputs.npz."
+        "Execute an IR net of pooling layers (AvgPool-1/14/16, MaxPool-1/8/14, "
+        "AdaptiveAvgPool-8, AdaptiveMaxPool-8, ReduceMean/Max/Sum-1, ReduceL1/L2-4) and the "
+        "glue between them (Parameter, Const, Convert, ConvertLike, Abs, Sign, ReLU, Sqrt, "
+        "Multiply, Power, Reshape, Split, Concat, Squeeze, Unsqueeze, Result), or one "
+        "pooling layer of any IR with --layer; or an ONNX model of pooling nodes "
+        "(AveragePool, MaxPool, GlobalAveragePool, GlobalMaxPool, LpPool, GlobalLpPool, "
+        "MaxUnpool, com.microsoft QLinearAveragePool and QLinearGlobalAveragePool, with "
+        "Identity/Squeeze/Unsqueeze). OUT.npz holds one array per Result (keyed by the "
+        "Result layer's name) or graph output (keyed by its name); with --layer: output0 "
+        "and, for MaxPool-8/14 and AdaptiveMaxPool-8, output1 (the indices); a layer's other "
+        "computed inputs (MaxUnpool's indices) are given as -i NAME=FILE by tensor name. "
+        "Without -i, inputs are drawn at random and saved beside the output as "
+        "OUT.inputs.npz."
     ),
 )
 
@@ -540,8 +565,15 @@ COMPARE = Command(
         "0.21 of that bound over 1,050 random nodes); --exact turns this off. MaxPool, "
         "indices and integer types are always compared exactly. A layer openvino 2026.4 "
         "is known to crash or fail on (AvgPool-16, or MaxPool-8/14 with its indices used, "
-        "without dilations) is refused before openvino sees it. Exit 0 all agree, 1 a "
-        "mismatch, 2 invalid input, 3 the oracle is not installed."
+        "without dilations) is refused before openvino sees it. Reductions (ReduceMean, "
+        "ReduceSum, ReduceL1/L2, global pooling) may differ by another summation order, at "
+        "most (n + 1) * eps * mean|x| of the n reduced elements plus one ulp (openvino may "
+        "lay a reduction out otherwise inside a network); --exact turns this off too. An "
+        "ONNX node onnxruntime has no kernel for (LpPool-1) is compared with onnx's "
+        "reference evaluator. Pooling-like layers irpool does not cover (ROIPooling, "
+        "ReduceMin, ...) are listed as skipped, with the reason, and counted in the "
+        "summary. Exit 0 all agree, 1 a mismatch, 2 invalid input, 3 the oracle is not "
+        "installed."
     ),
 )
 
@@ -622,10 +654,11 @@ def _fixtures_options(p: Any) -> None:
     source = p.add_mutually_exclusive_group()
     source.add_argument(
         "--preset",
-        choices=["smoke", "corners", "full"],
+        choices=["smoke", "corners", "full", "family"],
         default=None,
         help="smoke: one case per op version; corners: every named divergence and the spec "
-        "examples; full: versions x ranks x attributes x element types (default smoke)",
+        "examples; full: versions x ranks x attributes x element types; family: "
+        "AdaptiveAvgPool-8, AdaptiveMaxPool-8 and ReduceMean/Max/Sum/L1/L2 (default smoke)",
     )
     source.add_argument("--grid", metavar="FILE.toml", help="a sweep of your own (TOML)")
     source.add_argument(

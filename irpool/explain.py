@@ -22,6 +22,7 @@ from . import conventions as conv
 from . import divergences
 from .arrays import check_elements
 from .errors import IrpoolError, UsageError, Where
+from .families import FamilyPlan
 from .geometry import AxisPlan, PoolPlan, auto_pads_formula, axis_size_formula
 from .kernel import divisor
 from .model import Graph, format_shape, numpy_dtype
@@ -81,6 +82,30 @@ class LayerReport:
     plan: PoolPlan | None = None
     divergences: list[str] = field(default_factory=list)
     """The known divergences this layer exercises (ids of the divergence table)."""
+
+
+@dataclass
+class FamilyReport:
+    """One layer of a pooling family other than windows (adaptive, reductions, Lp, unpooling,
+    quantised global): the plan the kernel receives, in words and JSON."""
+
+    layer: str
+    op: str
+    file: str | None
+    line: int | None
+    convention: str
+    attributes: dict[str, str]
+    input_shape: tuple[int, ...]
+    output_shape: tuple[int, ...]
+    family: str
+    lines: list[str]
+    data: dict[str, Any]
+    conventions: dict[str, str] = field(default_factory=dict)
+    title: str = "pooling"
+    """What the layer does, in words ("adaptive pooling", "reduction", ...)."""
+    notes: list[str] = field(default_factory=list)
+    divergences: list[str] = field(default_factory=list)
+    plan: FamilyPlan | None = None
 
 
 TAPS_SHOWN = 16
@@ -362,6 +387,100 @@ def explain_layer(
     return report
 
 
+def explain_family(
+    pl: PoolingLayer,
+    input_shape: tuple[int, ...],
+    convention: str | None = None,
+    max_elements: int | None = None,
+) -> FamilyReport:
+    """The report of one layer of a pooling family for a static input shape (see
+    explain_layer): its plan under the convention, and what the other conventions make of it."""
+    layer = pl.layer
+    family = pl.bound.family
+    assert family is not None
+    name = convention or pl.bound.convention.name
+    check_elements(tuple(input_shape), "the input", max_elements)
+    dtype = data_dtype(pl)
+    p = pl.bound.family_plan(input_shape, dtype, name)
+    check_elements(p.output_shape, "the output", max_elements)
+    told = family.explain(p)
+    others: dict[str, str] = {}
+    for other in conv.CONVENTIONS:
+        if other == name:
+            continue
+        try:
+            q = pl.bound.family_plan(input_shape, dtype, other)
+            others[other] = f"output {list(q.output_shape)}" + (
+                f"; {q.refused_by}" if q.refused_by else ""
+            )
+        except IrpoolError as e:
+            others[other] = f"refuses: {e.message}"
+    return FamilyReport(
+        layer=layer.label,
+        op=pl.spec.label,
+        file=layer.file,
+        line=layer.line,
+        convention=name,
+        attributes=dict(layer.data),
+        input_shape=tuple(input_shape),
+        output_shape=p.output_shape,
+        family=family.name,
+        lines=told.lines,
+        data=told.data,
+        conventions=others,
+        notes=[*pl.notes, *told.notes],
+        divergences=divergences.touched_family(p),
+        plan=p,
+        title=family.title,
+    )
+
+
+def explain_family_rules(pl: PoolingLayer, convention: str | None = None) -> FamilyReport:
+    """A family layer whose input is not static: its rules and output dims as shape inference
+    gives them (each dim with its formula); the windows and the order of operations need a
+    static input (--input-shape)."""
+    import dataclasses
+
+    layer = pl.layer
+    family = pl.bound.family
+    assert family is not None
+    rank = None if pl.input_shape is None else len(pl.input_shape)
+    params = pl.bound.family_params(rank)
+    out = pl.output_shape
+    first = 0 if out is not None and len(pl.formulas) == len(out) else 2
+    lines = [
+        f"input {format_shape(pl.input_shape)} is not static: the output dims as shape "
+        f"inference gives them, {format_shape(out)}; give --input-shape N,C,... for the "
+        "windows and the order of operations"
+    ]
+    lines += [f"dim {i + first}: {f}" for i, f in enumerate(pl.formulas)]
+    fields = {
+        k: (list(v) if isinstance(v, tuple) else v)
+        for k, v in dataclasses.asdict(params).items()
+        if k not in ("notes", "op") and isinstance(v, (int, float, str, bool, tuple, type(None)))
+    }
+    data = {"family": family.name, "dynamic_input": True, "formulas": list(pl.formulas), **fields}
+
+    def dims(shape: Any) -> tuple[int, ...]:
+        return () if shape is None else tuple(d.declared() for d in shape)
+
+    return FamilyReport(
+        layer=layer.label,
+        op=pl.spec.label,
+        file=layer.file,
+        line=layer.line,
+        convention=convention or pl.bound.convention.name,
+        attributes=dict(layer.data),
+        input_shape=dims(pl.input_shape),
+        output_shape=dims(out),
+        family=family.name,
+        lines=lines,
+        data=data,
+        notes=list(pl.notes),
+        title=family.title,
+    )
+
+
 def _dims(shape: Sequence[int]) -> list[Any]:
     from .model import Dim
 
@@ -374,7 +493,7 @@ def explain_graph(
     convention: str | None = None,
     input_shape: tuple[int, ...] | None = None,
     max_elements: int | None = None,
-) -> list[LayerReport]:
+) -> list[LayerReport | FamilyReport]:
     """Reports for the named pooling layer, or for all of them (see explain_layer)."""
     inference = infer(graph)
     chosen = [pl for pl in inference.pooling if layer is None or pl.layer.answers_to(layer)]
@@ -383,25 +502,55 @@ def explain_graph(
         raise UsageError(
             f'no pooling layer "{layer}"; pooling layers: {names}', Where(file=graph.path)
         )
-    reports = []
+    reports: list[LayerReport | FamilyReport] = []
     for pl in chosen:
         shape = input_shape
+        dynamic = pl.input_shape is None or not all(d.is_static for d in pl.input_shape)
+        if shape is None and dynamic and pl.bound.family is not None:
+            reports.append(explain_family_rules(pl, convention))
+            continue
         if shape is None:
-            if pl.input_shape is None or not all(d.is_static for d in pl.input_shape):
+            if dynamic:
                 raise UsageError(
                     f"the layer has a dynamic input {format_shape(pl.input_shape)}; give "
                     "--input-shape",
                     pl.layer.where(),
                 )
+            assert pl.input_shape is not None
             shape = tuple(d.lo for d in pl.input_shape)
         try:
-            reports.append(explain_layer(pl, shape, convention, max_elements))
+            if pl.bound.family is not None:
+                reports.append(explain_family(pl, shape, convention, max_elements))
+            else:
+                reports.append(explain_layer(pl, shape, convention, max_elements))
         except IrpoolError as e:
             raise e.at(pl.layer.where()) from None
     return reports
 
 
-def format_report(r: LayerReport) -> str:
+def format_family(r: FamilyReport) -> str:
+    where = (f"{r.file}:{r.line}" if r.line is not None else r.file) if r.file else "?"
+    conv_title = conv.get(r.convention).title
+    lines = [
+        f'layer "{r.layer}" ({r.op}) at {where}; convention {r.convention} ({conv_title})',
+        f"  {r.title} {list(r.input_shape)} -> {list(r.output_shape)}",
+        "  attributes: " + " ".join(f'{k}="{v}"' for k, v in r.attributes.items()),
+    ]
+    lines.extend(f"  {line}" for line in r.lines)
+    if r.conventions:
+        shown = "; ".join(f"{k}: {v}" for k, v in r.conventions.items())
+        lines.append(f"  other conventions: {shown}")
+    for key in r.divergences:
+        d = divergences.BY_ID[key]
+        lines.append(f"  divergence {key}: {d.title} ({d.separates})")
+    for note in r.notes:
+        lines.append(f"  note: {note}")
+    return "\n".join(lines)
+
+
+def format_report(r: LayerReport | FamilyReport) -> str:
+    if isinstance(r, FamilyReport):
+        return format_family(r)
     where = (f"{r.file}:{r.line}" if r.line is not None else r.file) if r.file else "?"
     conv_title = conv.get(r.convention).title
     lines = [
@@ -453,7 +602,23 @@ def _ranges(values: list[int]) -> str:
     return ", ".join(map(str, values))
 
 
-def to_json(r: LayerReport) -> dict[str, Any]:
+def to_json(r: LayerReport | FamilyReport) -> dict[str, Any]:
+    if isinstance(r, FamilyReport):
+        return {
+            "layer": r.layer,
+            "op": r.op,
+            "file": r.file,
+            "line": r.line,
+            "convention": r.convention,
+            "attributes": r.attributes,
+            "input_shape": list(r.input_shape),
+            "output_shape": list(r.output_shape),
+            **r.data,
+            "text": r.lines,
+            "conventions": r.conventions,
+            "divergences": r.divergences,
+            "notes": r.notes,
+        }
     return {
         "layer": r.layer,
         "op": r.op,
