@@ -312,7 +312,7 @@ def _add_run(sub: Any) -> None:
     p.add_argument("--layer", metavar="NAME", help="run only this pooling layer")
     p.add_argument(
         "--convention",
-        choices=["openvino", "onnx", "torch"],
+        choices=["openvino", "onnx", "torch", "tf"],
         default=None,
         help="compute what this runtime would (default: openvino for IR layers)",
     )
@@ -380,7 +380,7 @@ def _add_explain(sub: Any) -> None:
     p.add_argument("--layer", metavar="NAME", help="the layer (default: every pooling layer)")
     p.add_argument(
         "--convention",
-        choices=["openvino", "onnx", "torch"],
+        choices=["openvino", "onnx", "torch", "tf"],
         default=None,
         help="explain what this runtime computes (default: openvino for IR, onnx for ONNX)",
     )
@@ -439,11 +439,38 @@ def _cmd_compare(args: argparse.Namespace) -> int:
         show,
         args.exact,
     )
+    source = _source_check(graph, inputs, args)
     if args.json:
-        _print_json(to_json(report))
+        _print_json({**to_json(report), **({"source": source[0]} if source else {})})
     else:
         print(format_report(report))
+        if source:
+            print("\n".join(source[1]))
     return EXIT_OK if report.passed else EXIT_FINDING
+
+
+def _source_check(
+    graph: Any, inputs: dict[str, Any], args: argparse.Namespace
+) -> tuple[dict[str, Any], list[str]] | None:
+    """After compare's verdict on an IR whose source framework is detected: the layers openvino
+    computes otherwise than that framework would (irpool/audit_ir.py); None when undetected."""
+    if graph.format != "ir" or args.layers:
+        return None
+    from .audit_ir import compare_lines
+
+    command = ["irpool", "convert-report", args.model]
+    for spec in args.inputs or []:
+        command += ["-i", spec]
+    if not args.inputs:
+        command += ["--seed", str(args.seed), "--range", args.range]
+    try:
+        guess, lines, records = compare_lines(graph, inputs, command)
+    except IrpoolError as e:
+        return {"error": e.message}, [f"source framework not checked: {e.message}"]
+    if guess is None:
+        return None
+    record = {"framework": guess.framework, "evidence": guess.evidence, "differing": records}
+    return record, lines
 
 
 def _add_compare(sub: Any) -> None:
@@ -481,7 +508,7 @@ def _add_compare(sub: Any) -> None:
     p.add_argument("--rtol", type=float, default=0.0, help="relative tolerance (default 0)")
     p.add_argument(
         "--convention",
-        choices=["openvino", "onnx", "torch"],
+        choices=["openvino", "onnx", "torch", "tf"],
         default=None,
         help="what irpool computes (default: openvino for IR, onnx for ONNX models)",
     )
@@ -511,7 +538,9 @@ def _cmd_convert_report(args: argparse.Namespace) -> int:
     from .oracles import openvino_rt
 
     if not onnx_model.is_onnx_path(args.model):
-        raise UsageError(f"{args.model}: convert-report takes an ONNX model (.onnx)")
+        return _cmd_audit(args)
+    if args.source or args.input_shapes:
+        raise UsageError("--source and --input-shape are for IRs and source models, not ONNX")
     openvino_rt.load()
     graph = onnx_model.load(args.model)
     inputs = _model_inputs(graph, args)
@@ -523,10 +552,57 @@ def _cmd_convert_report(args: argparse.Namespace) -> int:
     return EXIT_OK if report.same else EXIT_FINDING
 
 
+def _cmd_audit(args: argparse.Namespace) -> int:
+    """convert-report on an IR or on a PyTorch or TensorFlow model (irpool/audit.py)."""
+    from .audit import audit_tf, audit_torch, format_report, parse_shapes, source_kind, to_json
+
+    kind = source_kind(args.model)
+    atol, rtol = (0.0, 0.0) if args.exact else (args.atol, args.rtol)
+    if kind == "ir":
+        from .audit_ir import audit_ir
+
+        if args.input_shapes:
+            raise UsageError("--input-shape is for source models; an IR records its shapes")
+        graph = load_model(args.model)
+        report = audit_ir(graph, _model_inputs(graph, args), args.source, atol, rtol, args.layers)
+    elif kind in ("torch", "tf"):
+        if args.source is not None and args.source != kind:
+            raise UsageError(f"{args.model} is a {kind} model; --source is for IRs")
+        if not os.path.exists(args.model):
+            raise UsageError("no such file or directory", Where(file=args.model))
+        inputs, _ = _input_specs(args.inputs, args.max_elements)
+        low, high = _parse_range(args.range)
+        audit = audit_torch if kind == "torch" else audit_tf
+        report = audit(
+            args.model,
+            None,
+            inputs,
+            parse_shapes(args.input_shapes),
+            args.seed,
+            low,
+            high,
+            args.cast,
+            atol,
+            rtol,
+            args.layers,
+        )
+    else:
+        raise UsageError(
+            "convert-report takes an ONNX model (.onnx), an IR (.xml), a PyTorch program (.pt2, "
+            "TorchScript .pt), a Keras model (.keras) or a SavedModel directory",
+            Where(file=args.model),
+        )
+    if args.json:
+        _print_json(to_json(report))
+    else:
+        print(format_report(report))
+    return EXIT_OK if report.same else EXIT_FINDING
+
+
 def _add_convert_report(sub: Any) -> None:
     p = sub.add_parser(
         "convert-report",
-        help="what openvino's ONNX front end made of each pooling node",
+        help="what openvino's conversion made of each pooling op (ONNX, PyTorch, TensorFlow)",
         description=(
             "Convert an ONNX model (any network) with openvino, run it on openvino's CPU plugin "
             "with each pooling node's input and outputs as extra outputs, and compare what the "
@@ -535,28 +611,60 @@ def _add_convert_report(sub: Any) -> None:
             "where they differ (D1, D2c, D4, D6, D10b). With onnxruntime installed, each node's "
             "meaning is also checked against onnxruntime's own output (as compare does). Float "
             "means may differ by summation-order rounding, (taps + 1) * eps * max|x| of the "
-            "window, unless --exact. Exit 0 all the same, 1 a difference, 2 invalid input, 3 "
-            "openvino or onnx missing."
+            "window, unless --exact. "
+            "A PyTorch program (.pt2 from torch.export.save, or TorchScript from torch.jit.save) "
+            "or a TensorFlow model (a SavedModel directory, a .keras file) is converted with "
+            "openvino too, and each pooling op as the framework computes it (run again on the "
+            "input openvino gave its layer) is compared with the layer it became: torch's or "
+            "TensorFlow's name of the op, the layer, both attributes, the differing cells and "
+            "the divergence (D3, D8, D17, D18, D19). An IR (.xml) is compared layer by layer "
+            "with what its source framework computes for the same attributes: the framework is "
+            "detected from the marks openvino's front ends leave, or given with --source. "
+            "Exit 0 all the same, 1 a difference, 2 invalid input (also a model openvino "
+            "cannot convert, such as divisor_override), 3 openvino, onnx, torch or tensorflow "
+            "missing."
         ),
     )
-    p.add_argument("model", metavar="MODEL.onnx")
+    p.add_argument(
+        "model",
+        metavar="MODEL",
+        help="model.onnx, model.xml, model.pt2 / model.pt, model.keras or a SavedModel directory",
+    )
     _add_input_options(p, "input array (.npy or .npz); default: random from --seed and --range")
     p.add_argument(
         "--layer",
         dest="layers",
         action="append",
         metavar="NAME",
-        help="report only this pooling node: its ONNX name or an output tensor's (repeatable)",
+        help="report only this pooling node: its ONNX name or an output tensor's; a source "
+        "model's op: its name, module path or layer (repeatable)",
+    )
+    p.add_argument(
+        "--source",
+        choices=["torch", "onnx", "tf"],
+        default=None,
+        help="the framework an IR was converted from (default: detected; PyTorch when no mark "
+        "tells)",
+    )
+    p.add_argument(
+        "--input-shape",
+        dest="input_shapes",
+        action="append",
+        metavar="[NAME=]N,C,...",
+        help="shape of a random input the source model does not record (repeatable)",
     )
     p.add_argument("--atol", type=float, default=1e-6, help="absolute tolerance (default 1e-6)")
     p.add_argument("--rtol", type=float, default=1e-5, help="relative tolerance (default 1e-5)")
     p.add_argument(
         "--exact",
         action="store_true",
-        help="no allowance for summation-order rounding in float means",
+        help="no allowance for summation-order rounding in float means (source models and "
+        "IRs: bit for bit)",
     )
     p.add_argument(
-        "--json", action="store_true", help="print JSON (schema irpool.convert-report/2)"
+        "--json",
+        action="store_true",
+        help="print JSON (schema irpool.convert-report/2; /3 for IRs and source models)",
     )
     p.set_defaults(func=_cmd_convert_report)
 

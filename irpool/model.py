@@ -308,6 +308,9 @@ class Graph:
     opsets: Mapping[str, int] = field(default_factory=dict, compare=False)
     initializers: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False)
     """ONNX initializers by tensor name (numpy arrays)."""
+    conversion: Mapping[str, str] = field(default_factory=dict, compare=False, repr=False)
+    """What openvino's converter recorded in the IR's <rt_info><conversion_parameters>
+    (framework, input_model, ...): one mark of the framework a model came from."""
     _by_id: dict[int, Layer] = field(default_factory=dict, compare=False, repr=False)
 
     def __post_init__(self) -> None:

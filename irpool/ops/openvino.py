@@ -265,3 +265,20 @@ def resolve(registry: Registry, layer: Layer) -> Selected | None:
 
 REGISTRY.add(*OPENVINO_OPS)
 REGISTRY.resolver("ir", resolve)
+
+
+POOLING_LIKE: dict[str, tuple[str, str]] = {
+    "AdaptiveAvgPool": ("adaptive", "mean"),
+    "AdaptiveMaxPool": ("adaptive", "max"),
+    "ReduceMean": ("reduce", "mean"),
+    "ReduceMax": ("reduce", "max"),
+}
+"""Layers the front ends make of pooling ops that are no windowed AvgPool/MaxPool: PyTorch's
+adaptive pools (AdaptiveAvgPool-8, AdaptiveMaxPool-8; ReduceMean for an output size of 1) and
+global pools (Keras GlobalAveragePooling/GlobalMaxPooling, ONNX GlobalAveragePool).  irpool has
+no entry for them: the conversion audit compares them with the source framework itself."""
+
+
+def pooling_like(op_type: str) -> tuple[str, str] | None:
+    """('adaptive' or 'reduce', 'mean' or 'max') for such a layer type, else None."""
+    return POOLING_LIKE.get(op_type)

@@ -1,4 +1,5 @@
-"""The runtimes irpool checks itself against: openvino, onnxruntime, onnx's reference evaluator.
+"""The runtimes irpool checks itself against: openvino, onnxruntime, onnx's reference evaluator,
+and the source frameworks of converted models (torch, tensorflow).
 
 Each is imported lazily; a missing one raises OracleMissing (exit 3).  A runtime that refuses a
 model raises OracleRefused (exit 2) with the runtime's own reason on one line.
@@ -12,7 +13,7 @@ from contextlib import contextmanager
 
 from ..errors import IrpoolError, OracleRefused, Where
 
-_RUNTIME_MODULES = ("openvino", "onnxruntime", "onnx")
+_RUNTIME_MODULES = ("openvino", "onnxruntime", "onnx", "torch", "tensorflow", "keras")
 
 
 _DUMP = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
