@@ -66,7 +66,7 @@ class OpAudit:
     def divergence_id(self) -> str | None:
         if self.divergence is None or not self.divergence.startswith("D"):
             return None
-        return self.divergence.split(":", 1)[0]
+        return self.divergence.split(":", 1)[0].split(" ", 1)[0]
 
     @property
     def title(self) -> str:

@@ -183,15 +183,18 @@ def trace(program: Program, arrays: list[Array]) -> Traced:
     openvino_rt.load()
     with quiet():
         if program.kind == "export":
-            return _trace_export(program.obj, arrays, program.path, "torch.export program")
-        if program.kind == "torchscript":
-            return _trace_script(program.obj, arrays, program.path, live=False)
-        if program.route == "export":
+            traced = _trace_export(program.obj, arrays, program.path, "torch.export program")
+        elif program.kind == "torchscript":
+            traced = _trace_script(program.obj, arrays, program.path, live=False)
+        elif program.route == "export":
             tensors = tuple(torch.from_numpy(np.ascontiguousarray(x)) for x in arrays)
             with refusals("torch", program.path):
                 ep = torch.export.export(program.obj, tensors)
-            return _trace_export(ep, arrays, program.path, "live module through torch.export")
-        return _trace_script(program.obj, arrays, program.path, live=True)
+            traced = _trace_export(ep, arrays, program.path, "live module through torch.export")
+        else:
+            traced = _trace_script(program.obj, arrays, program.path, live=True)
+    traced.inputs = {n: tuple(x.shape) for n, x in zip(program.input_names, arrays, strict=False)}
+    return traced
 
 
 def _refuse(path: str, what: str) -> OracleRefused:
@@ -432,8 +435,7 @@ def _trace_export(ep: Any, arrays: list[Array], path: str, route: str) -> Traced
     ops = []
     for unit, layers, ins, outs, mapping in planned:
         ops.append(_export_op(unit, layers, ins, outs, mapping, env, values, saved))
-    shapes = {n.name: tuple(x.shape) for n, x in zip(placeholders, arrays, strict=False)}
-    return Traced("torch", route, version(), shapes, ops)
+    return Traced("torch", route, version(), {}, ops)
 
 
 def _export_op(
@@ -710,18 +712,8 @@ def _trace_script(module: Any, arrays: list[Array], path: str, live: bool) -> Tr
                 values,
             )
         )
-    inputs = {
-        name: tuple(x.shape) for name, x in zip(_script_inputs(scripted), arrays, strict=False)
-    }
     route = "live module traced by openvino (TorchScript)" if live else "TorchScript"
-    return Traced("torch", route, version(), inputs, ops)
-
-
-def _script_inputs(scripted: Any) -> list[str]:
-    try:
-        return [a.name for a in scripted.forward.schema.arguments][1:]
-    except Exception:
-        return []
+    return Traced("torch", route, version(), {}, ops)
 
 
 def _script_op(
