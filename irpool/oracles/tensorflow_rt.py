@@ -24,6 +24,7 @@ from __future__ import annotations
 import os
 import re
 import sys
+import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -167,10 +168,12 @@ def _frozen(program: Program, arrays: list[Array]) -> Any:
     else:
         model = program.keras
         specs = [tf.TensorSpec(x.shape, tf.as_dtype(x.dtype)) for x in arrays]
-        if len(specs) == 1:
-            function = tf.function(lambda x: model(x)).get_concrete_function(specs[0])
-        else:
-            function = tf.function(lambda *xs: model(list(xs))).get_concrete_function(*specs)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # keras: "the structure of `inputs` doesn't match"
+            if len(specs) == 1:
+                function = tf.function(lambda x: model(x)).get_concrete_function(specs[0])
+            else:
+                function = tf.function(lambda *xs: model(list(xs))).get_concrete_function(*specs)
         program.keep.append(function)
     return convert_variables_to_constants_v2(function)
 
@@ -254,8 +257,9 @@ def _layer_family(layer: Any) -> str:
 
 
 def _fits(attrs: Mapping[str, Any], op_type: str, layer: Any) -> bool:
-    """Whether a layer's window, strides and padding are the op's (a 1-D op may have become a
-    2-D layer of window 1 on its first axis)."""
+    """Whether a layer's window, strides and padding are the op's.  (A pool whose attributes
+    two layers share may be paired with either; each is then still compared on its own
+    input.)"""
     if op_type in tf_ops.REDUCE_TYPES:
         return True
     data_format = str(attrs.get("data_format", "NHWC"))
@@ -264,7 +268,7 @@ def _fits(attrs: Mapping[str, Any], op_type: str, layer: Any) -> bool:
     s = tuple(int(v) for v in written.get("strides", ()))
     want_k = tf_ops.spatial(attrs.get("ksize", ()), data_format)
     want_s = tf_ops.spatial(attrs.get("strides", ()), data_format)
-    if (k, s) != (want_k, want_s) and (k[-1:], s[-1:]) != (want_k[-1:], want_s[-1:]):
+    if (k, s) != (want_k, want_s):
         return False
     padding = str(attrs.get("padding", "VALID")).upper()
     auto_pad = str(written.get("auto_pad", "explicit")).lower()
