@@ -427,7 +427,9 @@ def audit_torch(
         high,
         cast,
     )
-    return report_of(path, torch_rt.trace(program, arrays), atol, rtol, layers)
+    report = report_of(path, torch_rt.trace(program, arrays), atol, rtol, layers)
+    report.notes += _random_note(program.input_names, named, low, high, seed)
+    return report
 
 
 def audit_tf(
@@ -465,7 +467,25 @@ def audit_tf(
         high,
         cast,
     )
-    return report_of(path, tensorflow_rt.trace(program, arrays), atol, rtol, layers)
+    report = report_of(path, tensorflow_rt.trace(program, arrays), atol, rtol, layers)
+    report.notes += _random_note(program.input_names, named, low, high, seed)
+    return report
+
+
+def _random_note(
+    names: Sequence[str], given: Mapping[str, Array], low: float, high: float, seed: int
+) -> list[str]:
+    drawn = [n for n in names if n not in given and not (len(names) == 1 and "" in given)]
+    if not drawn:
+        return []
+    return [random_inputs_note(drawn, low, high, seed)]
+
+
+def random_inputs_note(names: Sequence[str], low: float, high: float, seed: int) -> str:
+    return (
+        f"random input(s) {', '.join(names)}: uniform in [{low:g}, {high:g}), seed {seed} "
+        "(-i NAME=FILE.npy gives your own)"
+    )
 
 
 def _examples(example_inputs: Any, names: Sequence[str]) -> dict[str, Array]:
@@ -547,7 +567,7 @@ def _attributes_text(attributes: Mapping[str, Any]) -> str:
             return "[" + ", ".join(str(x) for x in v) + "]"
         return str(v)
 
-    return ", ".join(f"{k}={one(v)}" for k, v in attributes.items())
+    return ", ".join(f"{k}={one(v)}" for k, v in attributes.items() if v is not None)
 
 
 def _header(report: AuditReport) -> list[str]:

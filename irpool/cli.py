@@ -565,6 +565,11 @@ def _cmd_audit(args: argparse.Namespace) -> int:
             raise UsageError("--input-shape is for source models; an IR records its shapes")
         graph = load_model(args.model)
         report = audit_ir(graph, _model_inputs(graph, args), args.source, atol, rtol, args.layers)
+        if not args.inputs:
+            from .audit import random_inputs_note
+
+            low, high = _parse_range(args.range)
+            report.notes.append(random_inputs_note(list(report.inputs), low, high, args.seed))
     elif kind in ("torch", "tf"):
         if args.source is not None and args.source != kind:
             raise UsageError(f"{args.model} is a {kind} model; --source is for IRs")

@@ -71,6 +71,10 @@ def test_console_example(doc: str, command: str, expected: list[str], tmp_path: 
     assert args[0] == "irpool", command
     if {"compare", "convert-report", "--verify"} & set(args):
         need("openvino", "openvino")
+    if any(a.endswith((".pt2", ".pt")) for a in args):
+        need("torch", "torch")
+    if any(a.endswith(".keras") or "saved_model" in a for a in args):
+        need("tensorflow", "tensorflow")
     out = subprocess.run(
         [sys.executable, "-m", "irpool", *args[1:]], capture_output=True, text=True, cwd=ROOT
     )
