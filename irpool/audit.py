@@ -378,7 +378,8 @@ def source_kind(path: str) -> str | None:
     if low.endswith((".keras", ".h5")):
         return "tf"
     if os.path.isdir(path):
-        return "tf"
+        marks = ("saved_model.pb", "saved_model.pbtxt")
+        return "tf" if any(os.path.isfile(os.path.join(path, m)) for m in marks) else None
     if low.endswith((".pt2", ".pt", ".pth", ".ts", ".jit")):
         return "torch"
     from .oracles import torch_rt

@@ -28,7 +28,7 @@ import numpy as np
 import numpy.typing as npt
 
 from .audit import AuditReport, OpAudit, SourceGuess
-from .compare import _values_of, compare_arrays, mismatch_cells, select_layers
+from .compare import _values_of, compare_arrays, mismatch_cells, selects
 from .errors import IrpoolError, OracleMissing, UsageError, Where
 from .model import Graph, Layer
 from .ops import REGISTRY
@@ -198,14 +198,21 @@ def _like_layer(
     outs: list[Array],
     atol: float,
     rtol: float,
-) -> OpAudit:
-    """An adaptive or global pool, computed by the source framework itself."""
+) -> OpAudit | None:
+    """An adaptive or global pool (a ReduceMean/ReduceMax over every spatial axis of a 2-D or
+    3-D input), computed by the source framework itself; None for a reduction that is no
+    pooling."""
     title = FRAMEWORK_TITLES[framework]
     op = f"{layer.type}-{(layer.version or 'opset1').removeprefix('opset')}"
     result = OpAudit(layer.label, op, [_ir_layer(layer, op)])
     family, reduce = kind
     argument = [int(v) for v in np.ravel(ins[1])] if len(ins) > 1 else []
     keep = str(layer.data.get("keep_dims", "false")).lower() == "true"
+    rank = ins[0].ndim
+    if family == "reduce":
+        axes = sorted(a % rank for a in argument)
+        if rank < 4 or axes not in (list(range(2, rank)), list(range(1, rank - 1))):
+            return None  # a mean or max over other axes (a normalisation): no pooling
     try:
         if framework == "torch":
             from .oracles import torch_rt
@@ -276,21 +283,24 @@ def audit_ir(
         from .run import random_inputs
 
         inputs = random_inputs(graph, seed, low, high)
-    windows = select_layers(graph, pooling, layers) if layers else pooling
-    like = [
-        (la, kind)
-        for la in graph.topological()
-        if (kind := pooling_like(la.type)) is not None and (not layers or la.label in layers)
-    ]
+    like = [(la, kind) for la in graph.topological() if (kind := pooling_like(la.type))]
+    windows = pooling
     if layers:
-        named = {pl.layer.label for pl in windows} | {la.label for la, _ in like}
         unknown = [
             n
             for n in layers
-            if n not in named and not any(pl.layer.answers_to(n) for pl in windows)
+            if not any(selects(pl.layer, n) for pl in pooling)
+            and not any(selects(la, n) for la, _ in like)
         ]
         if unknown:
-            raise UsageError(f"no pooling layer {', '.join(map(repr, unknown))}", Where(graph.path))
+            known = [pl.layer.label for pl in pooling] + [la.label for la, _ in like]
+            raise UsageError(
+                f"no pooling layer {', '.join(map(repr, unknown))}; pooling layers: "
+                f"{', '.join(known) or 'none'}",
+                Where(file=graph.path),
+            )
+        windows = [pl for pl in pooling if any(selects(pl.layer, n) for n in layers)]
+        like = [(la, kind) for la, kind in like if any(selects(la, n) for n in layers)]
     names = [pl.layer.name for pl in windows if pl.layer.name]
     names += [la.name for la, _ in like if la.name]
     with refusals("openvino", graph.path):
@@ -308,9 +318,9 @@ def audit_ir(
         if la.name not in probed:
             continue
         ins, outs = probed[la.name]
-        found.append(
-            (order.get(la.index, 0), _like_layer(la, kind, framework, ins, outs, atol, rtol))
-        )
+        audited = _like_layer(la, kind, framework, ins, outs, atol, rtol)
+        if audited is not None:
+            found.append((order.get(la.index, 0), audited))
     report = AuditReport(
         path=graph.path,
         framework=framework,
