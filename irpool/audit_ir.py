@@ -10,11 +10,12 @@ pools (AdaptiveAvgPool, AdaptiveMaxPool, ReduceMean, ReduceMax) when it is insta
 (`compare_lines`).
 
 The marks, measured with openvino 2026.4.1 on every conversion route (docs/debugging-a-
-converted-model.md lists them): the net's name (`ModelN` from the PyTorch front end,
-`onnx_Frontend_IR`, `TensorFlow_Frontend_IR`), the conversion parameters in the IR's rt_info
-(`framework`, `input_model`), layer names (`aten::<op>` from TorchScript, `<node>/aten.<op>.
-<overload>/<type>` from torch.export) and Result names (`<tensor>/sink_port_0` from the ONNX
-front end, `output_N`, `keras_tensor_N`, `Identity:0` from TensorFlow's).
+converted-model.md lists them): the net's name (`onnx_Frontend_IR`, `TensorFlow_Frontend_IR`;
+`ModelN` is openvino's name for any unnamed model, the PyTorch front end's among them), the
+conversion parameters in the IR's rt_info (`framework`, `input_model`), layer names
+(`aten::<op>` from TorchScript, `<node>/aten.<op>.<overload>/<type>` from torch.export) and
+Result names (`<tensor>/sink_port_0` from the ONNX front end, `output_N`, `keras_tensor_N`,
+`Identity:0` from TensorFlow's).
 """
 
 from __future__ import annotations
@@ -60,16 +61,21 @@ def detect(graph: Graph, pooling: list[PoolingLayer] | None = None) -> SourceGue
     """The framework an IR was converted from, with the marks that say so.  Strong marks decide
     (their points add up); weak ones (op versions, rounding_type=ceil_torch) are only shown."""
     score = dict.fromkeys(SOURCES, 0)
-    evidence: list[str] = []
+    decisive: list[str] = []
+    shown: list[str] = []
 
     def mark(framework: str | None, points: int, why: str) -> None:
-        if framework is not None:
+        if framework is not None and points:
             score[framework] += points
-        evidence.append(why)
+            decisive.append(why)
+        else:
+            shown.append(why)
 
     name = graph.name or ""
     if re.fullmatch(r"Model\d+", name):
-        mark("torch", 3, f'net name "{name}" (the PyTorch front end names its models ModelN)')
+        # the PyTorch front end leaves its models unnamed, and openvino names every unnamed
+        # model ModelN (one built with openvino's Python API too): a weak mark only
+        mark(None, 0, f'net name "{name}" (openvino\'s default: PyTorch front end, or Python)')
     elif name == "onnx_Frontend_IR":
         mark("onnx", 3, f'net name "{name}"')
     elif name == "TensorFlow_Frontend_IR":
@@ -103,6 +109,7 @@ def detect(graph: Graph, pooling: list[PoolingLayer] | None = None) -> SourceGue
     tf_like = r"output_\d+|keras_tensor(_\d+)?|[\w/]+:\d+"
     if results and all(re.fullmatch(tf_like, r) for r in results):
         mark("tf", 2, f"Results named like TensorFlow outputs, e.g. {results[0]}")
+    evidence = decisive + shown
     weak = _weak_marks(graph, pooling)
     best = max(score, key=lambda k: score[k])
     if score[best] == 0:
@@ -253,6 +260,32 @@ def _like_layer(
         if outs and want and outs[0].shape == want[0].shape:
             result.cells = mismatch_cells(outs[0], want[0])
     return result
+
+
+def random_inputs_of_shapes(
+    graph: Graph,
+    shapes: Mapping[str, tuple[int, ...]],
+    seed: int = 0,
+    low: float = -1.0,
+    high: float = 1.0,
+) -> dict[str, Array]:
+    """Random inputs for an IR whose Parameters have dynamic dims, of the shapes --input-shape
+    gives (by Parameter name; unnamed for a single Parameter); static Parameters keep theirs."""
+    from .audit import model_arrays
+    from .model import numpy_dtype
+    from .run import _element_type, parameters
+    from .shapes import parameter_shape
+
+    params = parameters(graph)
+    names = [la.name or la.label for la in params]
+    static: list[tuple[int, ...] | None] = []
+    for la in params:
+        shape = parameter_shape(la)
+        fixed = shape is not None and all(d.is_static for d in shape)
+        static.append(tuple(d.lo for d in shape) if fixed and shape is not None else None)
+    dtypes = [numpy_dtype(_element_type(la), la.where()) for la in params]
+    arrays = model_arrays(graph.path, names, static, dtypes, {}, shapes, seed, low, high)
+    return dict(zip(names, arrays, strict=True))
 
 
 def audit_ir(

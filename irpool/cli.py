@@ -561,10 +561,18 @@ def _cmd_audit(args: argparse.Namespace) -> int:
     if kind == "ir":
         from .audit_ir import audit_ir
 
-        if args.input_shapes:
-            raise UsageError("--input-shape is for source models; an IR records its shapes")
         graph = load_model(args.model)
-        report = audit_ir(graph, _model_inputs(graph, args), args.source, atol, rtol, args.layers)
+        if args.input_shapes and not args.inputs:
+            from .audit_ir import random_inputs_of_shapes
+
+            low, high = _parse_range(args.range)
+            shapes = parse_shapes(args.input_shapes)
+            inputs = random_inputs_of_shapes(graph, shapes, args.seed, low, high)
+        elif args.input_shapes:
+            raise UsageError("give -i or --input-shape, not both")
+        else:
+            inputs = _model_inputs(graph, args)
+        report = audit_ir(graph, inputs, args.source, atol, rtol, args.layers)
         if not args.inputs:
             from .audit import random_inputs_note
 

@@ -5,7 +5,7 @@ An op's attributes say what a layer means; a convention says how one runtime res
 attributes leave open.  Every field cites the measurement in docs/semantics.md (D1-D15 refer to
 the divergence list there).  IR layers default to `openvino`, ONNX nodes to `onnx`.  A
 convention may also refuse what its runtime has no op for (`floor_only`,
-`mean_excludes_padding`, `float_means_only`: TensorFlow).
+`mean_excludes_padding`: TensorFlow).
 """
 
 from __future__ import annotations
@@ -83,8 +83,6 @@ class Convention:
     mean_excludes_padding: bool = False
     """The runtime's averages never count padding (TensorFlow's AvgPool): a mean that counts a
     non-zero pad is refused."""
-    float_means_only: bool = False
-    """The runtime has no integer average pooling (TensorFlow's AvgPool takes floats only)."""
     diagnosed: bool = True
     """Whether compare's diagnosis tries this convention on a layer that disagrees (TensorFlow's
     numbers are OpenVINO's wherever it can express a layer, so naming it adds nothing)."""
@@ -146,7 +144,6 @@ TF = Convention(
     narrow_64bit=False,
     floor_only=True,
     mean_excludes_padding=True,
-    float_means_only=True,
     diagnosed=False,
 )
 """TensorFlow's pooling ops (tf.nn.avg_pool/max_pool, Keras pooling layers; measured with

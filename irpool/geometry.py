@@ -607,9 +607,6 @@ def for_dtype(base: PoolPlan, dtype: str | np.dtype[Any]) -> PoolPlan:
         allowed = ", ".join(FLOAT_DTYPES + INT_DTYPES)
         raise InputError(f"dtype {name} is not supported; expected one of {allowed}")
     integer = name in INT_DTYPES
-    if integer and base.reduce == "mean" and conv.get(base.convention).float_means_only:
-        title = conv.get(base.convention).title
-        raise SpecError(f"{title} has no average pooling of integers (dtype {name})")
     via = None
     if integer and base.integers_in_float32:
         via = for_dtype(replace(base, integers_in_float32=False), "float32")

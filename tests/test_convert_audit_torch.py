@@ -343,3 +343,19 @@ def test_without_torch_exit_3() -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
     assert out.returncode == 3, out.stderr
     assert "torch is not installed; pip install 'irpool[torch]'" in out.stderr
+
+
+def test_a_dynamic_ir_with_compressed_weights(
+    zoo: Callable[[str], Built], ov: ModuleType, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """openvino's defaults: no input shape (every dim dynamic) and f16 weights.  The IR's input
+    shape comes from -i or --input-shape; the verdict is the static IR's."""
+    built = zoo("net")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ov.save_model(ov.convert_model(built.folder / "model.pt2"), tmp_path / "dyn.xml")
+    assert 'shape="?,2,?,?"' in (tmp_path / "dyn.xml").read_text()
+    code, out, err = run(capsys, str(tmp_path / "dyn.xml"), "--input-shape", "1,2,12,12")
+    assert code == 1 and len(diff_lines(out)) == 1, out + err
+    code, _, err = run(capsys, str(tmp_path / "dyn.xml"))
+    assert code == 2 and "dynamic shape" in err

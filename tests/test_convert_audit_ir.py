@@ -104,8 +104,10 @@ def test_other_sources_and_undetected_irs(
     assert code == 0 and "skip" in out and "TensorFlow's pooling rounds sizes down" in out
     code, out, _ = run(capsys, "convert-report", "fixtures/divergences/d1_avgpool_ceil.xml")
     assert code == 1 and "source: NOT DETECTED (no mark of a front end); assumed PyTorch" in out
-    code, _, err = run(capsys, "convert-report", xml, "--input-shape", "1,3,6,6")
-    assert code == 2 and "an IR records its shapes" in err
+    code, _, err = run(
+        capsys, "convert-report", xml, "-i", "fixtures/convert/x.npy", "--input-shape", "1,3,6,6"
+    )
+    assert code == 2 and "not both" in err
 
 
 @pytest.mark.oracle
