@@ -55,6 +55,8 @@ class OpAudit:
     divergence: str | None = None
     cells: list[tuple[int, ...]] = field(default_factory=list)
     """The first spatial positions where openvino's values differ, each once."""
+    values: list[tuple[tuple[int, ...], Any, Any]] = field(default_factory=list)
+    """The first differing values: (index, openvino's, the framework's)."""
     mapping: str = ""
     end_to_end: bool | None = None
     """Whether the framework's own value of the op (the framework running the whole model)
@@ -247,6 +249,24 @@ def _overhang(op: TracedOp) -> tuple[str, ...]:
     return tuple(d for d in touched(as_converted, planned) if d in ("D1", "D1c", "D1d"))
 
 
+def differing_values(
+    got: Array, expected: Array, atol: float, rtol: float, limit: int = 8
+) -> list[tuple[tuple[int, ...], Any, Any]]:
+    """The first `limit` elements where openvino's values differ from the framework's: (index,
+    openvino's, the framework's)."""
+    from .arrays import mismatches
+
+    if got.shape != expected.shape:
+        return []
+    exact = expected.dtype.kind in "iu"
+    bad = mismatches(got, expected, atol, rtol, exact=exact)
+    found = []
+    for index in np.argwhere(bad)[:limit]:
+        at = tuple(int(i) for i in index)
+        found.append((at, got[at].item(), expected[at].item()))
+    return found
+
+
 def _brief(layer: IrLayer) -> str:
     """A layer as a divergence names it: type-version and the attributes that decide."""
     keys = ("rounding_type", "exclude-pad", "auto_pad", "axis")
@@ -318,6 +338,7 @@ def audit_traced(op: TracedOp, framework: str, atol: float, rtol: float) -> OpAu
             expected = first.framework if first.framework is not None else first.own
         if first is not None and expected is not None and first.openvino is not None:
             result.cells = mismatch_cells(first.openvino, expected)
+            result.values = differing_values(first.openvino, expected, atol, rtol)
     return result
 
 
@@ -641,6 +662,9 @@ def format_report(report: AuditReport) -> str:
                 )
         if op.cells:
             lines.append(f"          differing cells (spatial): {[tuple(c) for c in op.cells]}")
+        if op.values:
+            shown = "; ".join(f"{list(at)} {g:.6g} / {w:.6g}" for at, g, w in op.values)
+            lines.append(f"          first differing values (openvino / {title}): {shown}")
         if op.divergence:
             lines.append(f"          {op.divergence}")
         lines.extend(f"          note: {note}" for note in op.notes)
@@ -731,6 +755,10 @@ def to_json(report: AuditReport) -> dict[str, Any]:
                 "divergence": op.divergence,
                 "divergence_id": op.divergence_id,
                 "cells": [list(c) for c in op.cells],
+                "differing_values": [
+                    {"index": list(at), "openvino": _json_value(g), "source": _json_value(w)}
+                    for at, g, w in op.values
+                ],
                 "notes": op.notes,
                 "outputs": [_output_json(c, title) for c in op.outputs],
             }

@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from .audit import AuditReport, OpAudit, SourceGuess
+from .audit import AuditReport, OpAudit, SourceGuess, differing_values
 from .compare import _values_of, compare_arrays, mismatch_cells, selects
 from .errors import IrpoolError, OracleMissing, UsageError, Where
 from .model import Graph, Layer
@@ -194,6 +194,7 @@ def _window_layer(
         result.divergence = "; ".join(said)
         if outs and want and outs[0].shape == want[0].shape:
             result.cells = mismatch_cells(outs[0], want[0])
+            result.values = differing_values(outs[0], want[0], atol, rtol)
     return result
 
 
@@ -259,6 +260,7 @@ def _like_layer(
             result.divergence = "no known divergence explains the difference"
         if outs and want and outs[0].shape == want[0].shape:
             result.cells = mismatch_cells(outs[0], want[0])
+            result.values = differing_values(outs[0], want[0], atol, rtol)
     return result
 
 

@@ -35,6 +35,21 @@ def _reason(error: BaseException) -> str:
 
 
 @contextmanager
+def unreadable(system: str, path: str) -> Iterator[None]:
+    """Loading a model file with a framework's own loader: whatever it raises (torch and
+    tensorflow raise ValueError, KeyError, ... for a file they cannot read) is one
+    OracleRefused line saying the file cannot be read."""
+    try:
+        yield
+    except IrpoolError:
+        raise
+    except Exception as e:
+        raise OracleRefused(
+            f"{system} cannot read the model: {_reason(e)}", Where(file=path)
+        ) from None
+
+
+@contextmanager
 def refusals(system: str, path: str | None = None) -> Iterator[None]:
     """Turn a runtime's exception inside the block into one OracleRefused line."""
     try:

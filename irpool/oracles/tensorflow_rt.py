@@ -35,7 +35,7 @@ import numpy.typing as npt
 from ..errors import InputError, OracleMissing, Where
 from ..ops import tensorflow as tf_ops
 from ..source_ops import IrLayer, Traced, TracedOp, TracedOutput
-from . import openvino_rt, refusals
+from . import openvino_rt, refusals, unreadable
 
 Array = npt.NDArray[Any]
 
@@ -109,7 +109,7 @@ def open_model(model: Any, path: str, shapes: Mapping[str, tuple[int, ...]]) -> 
     run the model's code: audit only models you trust."""
     tf = load()
     if isinstance(model, str) and os.path.isdir(model):
-        with refusals("tensorflow", path):
+        with unreadable("tensorflow", path):
             loaded = tf.saved_model.load(model)
         signature = loaded.signatures.get("serving_default")
         if signature is None:
@@ -132,9 +132,14 @@ def open_model(model: Any, path: str, shapes: Mapping[str, tuple[int, ...]]) -> 
             [loaded],
         )
     if isinstance(model, str):
-        import keras
+        try:
+            import keras
+        except ImportError:
+            raise OracleMissing(
+                "keras is not installed; pip install 'irpool[tensorflow]'"
+            ) from None
 
-        with refusals("keras", path):
+        with unreadable("keras", path):
             model = keras.models.load_model(model, compile=False)
     names = [
         str(getattr(t, "name", f"input_{i}")).split(":")[0] for i, t in enumerate(model.inputs)

@@ -44,7 +44,7 @@ import numpy.typing as npt
 from ..errors import InputError, OracleMissing, OracleRefused, Where
 from ..ops import torch as torch_ops
 from ..source_ops import IrLayer, Traced, TracedOp, TracedOutput
-from . import openvino_rt, refusals
+from . import openvino_rt, refusals, unreadable
 
 Array = npt.NDArray[Any]
 Kind = Literal["export", "torchscript", "module"]
@@ -66,15 +66,14 @@ def version() -> str:
 @contextmanager
 def quiet() -> Iterator[None]:
     """Silence openvino's FX decoder (tracebacks through the root logger) and torch's warnings."""
-    root = logging.getLogger()
-    level = root.level
-    root.setLevel(logging.CRITICAL)
+    previous = logging.root.manager.disable
+    logging.disable(logging.CRITICAL)
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             yield
     finally:
-        root.setLevel(level)
+        logging.disable(previous)
 
 
 @dataclass
@@ -118,7 +117,7 @@ def open_file(path: str) -> Program:
             Where(file=path),
         )
     torch = load()
-    with quiet(), refusals("torch", path):
+    with quiet(), unreadable("torch", path):
         obj = torch.export.load(path) if kind == "export" else torch.jit.load(path).eval()
     return from_object(obj, path)
 
