@@ -251,7 +251,7 @@ def _like_layer(
     if not result.same:
         nan = ins[0].dtype.kind == "f" and not bool(np.isfinite(ins[0]).all())
         if reduce == "max" and nan:
-            key = "D19" if family == "reduce" else "D8"
+            key = "D38" if family == "reduce" else "D8"
             result.divergence = (
                 f"{key}: a max over NaN or -inf: {title} propagates NaN (and keeps -inf); "
                 "openvino's running maximum skips NaN"

@@ -630,7 +630,7 @@ def _add_convert_report(sub: Any) -> None:
             "openvino too, and each pooling op as the framework computes it (run again on the "
             "input openvino gave its layer) is compared with the layer it became: torch's or "
             "TensorFlow's name of the op, the layer, both attributes, the differing cells and "
-            "the divergence (D3, D8, D17, D18, D19). An IR (.xml) is compared layer by layer "
+            "the divergence (D3, D8, D36, D37, D38). An IR (.xml) is compared layer by layer "
             "with what its source framework computes for the same attributes: the framework is "
             "detected from the marks openvino's front ends leave, or given with --source. "
             "Exit 0 all the same, 1 a difference, 2 invalid input (also a model openvino "

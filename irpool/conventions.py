@@ -151,7 +151,7 @@ tensorflow-cpu 2.21): SAME puts the odd pad at the end (openvino's same_upper), 
 sizes round down, averages exclude the padding, and a max skips NaN and gives the lowest finite
 float32 for a window of only NaN and -inf, exactly as openvino's CPU plugin does
 (`[NaN, 1, 3, NaN, 2, NaN, NaN, -inf, -inf]`, k2 s1 and k3 SAME, give identical rows).  A global
-max (tf.reduce_max) propagates NaN and keeps -inf instead (D19)."""
+max (tf.reduce_max) propagates NaN and keeps -inf instead (D38)."""
 
 CONVENTIONS: dict[str, Convention] = {c.name: c for c in (OPENVINO, ONNX, TORCH, TF)}
 

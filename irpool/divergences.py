@@ -278,7 +278,7 @@ def _d17_converted(c: Conversion) -> str | None:
     if c.front_end != "tf" or not tf_ops.is_argmax(c.op):
         return None
     return (
-        "D17: openvino's TensorFlow front end converts MaxPoolWithArgmax with strides equal to "
+        "D36: openvino's TensorFlow front end converts MaxPoolWithArgmax with strides equal to "
         f"the window, not the op's strides: {c.openvino_layer} gives another output size"
     )
 
@@ -287,7 +287,7 @@ def _d18_converted(c: Conversion) -> str | None:
     if c.front_end != "tf" or not _tf_pools_channels(c):
         return None
     return (
-        f"D18: the op pools across channels (ksize={list(c.attrs.get('ksize', []))}); "
+        f"D37: the op pools across channels (ksize={list(c.attrs.get('ksize', []))}); "
         f"openvino's TensorFlow front end makes it {c.openvino_layer}, a spatial pool that "
         "passes every channel through"
     )
@@ -298,7 +298,7 @@ def _d19_converted(c: Conversion) -> str | None:
         return None
     who = {"tf": "TensorFlow", "torch": "PyTorch"}.get(c.front_end, c.front_end)
     return (
-        f"D19: a global max (ReduceMax) over NaN or only -inf: {who} gives NaN or -inf; "
+        f"D38: a global max (ReduceMax) over NaN or only -inf: {who} gives NaN or -inf; "
         "openvino's running maximum skips NaN and starts from the lowest finite float"
     )
 
@@ -563,14 +563,14 @@ TABLE: tuple[Divergence, ...] = (
         "the declared pads (1.0); irpool's `onnx` convention follows each version",
     ),
     Divergence(
-        "D17",
+        "D36",
         "OpenVINO's TensorFlow conversion of max_pool_with_argmax",
         "OpenVINO's conversion vs TensorFlow",
         "k2 s1 VALID on 1x6x7x1: TensorFlow 5x6, the converted MaxPool-8 (strides 2) 3x3",
         converted=_d17_converted,
     ),
     Divergence(
-        "D18",
+        "D37",
         "OpenVINO's TensorFlow conversion of max pooling across channels",
         "OpenVINO's conversion vs TensorFlow",
         "max_pool2d(ksize [1,1,1,2], strides [1,1,1,2]) on 1x6x6x4: TensorFlow 1x6x6x2, "
@@ -578,7 +578,7 @@ TABLE: tuple[Divergence, ...] = (
         converted=_d18_converted,
     ),
     Divergence(
-        "D19",
+        "D38",
         "global max (ReduceMax) with NaN or only -inf",
         f"{OV} vs TensorFlow, PyTorch",
         "[NaN, 2, 0.5]: TensorFlow NaN, OpenVINO 2; all -inf: TensorFlow -inf, OpenVINO "
@@ -628,7 +628,7 @@ def in_conversion(facts: Conversion) -> str:
     return "no known divergence explains the difference: a runtime or irpool bug"
 
 
-SOURCE_ORDER = ("D17", "D18", "D3", "D19", "D8")
+SOURCE_ORDER = ("D36", "D37", "D3", "D38", "D8")
 """The divergences a conversion audit of a PyTorch or TensorFlow model may name, first first."""
 
 
