@@ -194,7 +194,9 @@ def _add_input_options(p: Any, input_help: str) -> None:
 
 def _add_convention_option(p: Any, help: str) -> None:
     """--convention: the runtime whose behaviour irpool computes (default: the model's)."""
-    p.add_argument("--convention", choices=["openvino", "onnx", "torch"], default=None, help=help)
+    from .conventions import CONVENTIONS
+
+    p.add_argument("--convention", choices=list(CONVENTIONS), default=None, help=help)
 
 
 def _add_progress_option(p: Any) -> None:
@@ -485,12 +487,17 @@ def _print_report(
     format_report: Callable[[Any], str],
     to_json: Callable[[Any], Any],
     ok: bool,
+    extra: dict[str, Any] | None = None,
+    after: Sequence[str] = (),
 ) -> int:
-    """A compare or convert-report report on stdout (JSON with --json), and the exit code."""
+    """A compare or convert-report report on stdout (JSON with --json, `extra` keys added; in
+    text, the lines `after` follow the report), and the exit code."""
     if args.json:
-        _print_json(to_json(report))
+        _print_json({**to_json(report), **(extra or {})})
     else:
         print(format_report(report))
+        if after:
+            print("\n".join(after))
     return EXIT_OK if ok else EXIT_FINDING
 
 
@@ -517,7 +524,35 @@ def _cmd_compare(args: argparse.Namespace) -> int:
         show,
         args.exact,
     )
-    return _print_report(args, report, format_report, to_json, report.passed)
+    source = _source_check(graph, inputs, args)
+    extra = {"source": source[0]} if source else {}
+    return _print_report(
+        args, report, format_report, to_json, report.passed, extra, source[1] if source else []
+    )
+
+
+def _source_check(
+    graph: Any, inputs: dict[str, Any], args: argparse.Namespace
+) -> tuple[dict[str, Any], list[str]] | None:
+    """After compare's verdict on an IR whose source framework is detected: the layers openvino
+    computes otherwise than that framework would (irpool/audit_ir.py); None when undetected."""
+    if graph.format != "ir" or args.layers:
+        return None
+    from .audit_ir import compare_lines
+
+    command = ["irpool", "convert-report", args.model]
+    for spec in args.inputs or []:
+        command += ["-i", spec]
+    if not args.inputs:
+        command += ["--seed", str(args.seed), "--range", args.range]
+    try:
+        guess, lines, records = compare_lines(graph, inputs, command)
+    except IrpoolError as e:
+        return {"error": e.message}, [f"source framework not checked: {e.message}"]
+    if guess is None:
+        return None
+    record = {"framework": guess.framework, "evidence": guess.evidence, "differing": records}
+    return record, lines
 
 
 def _compare_options(p: Any) -> None:
@@ -587,7 +622,9 @@ def _cmd_convert_report(args: argparse.Namespace) -> int:
     from .oracles import openvino_rt
 
     if not onnx_model.is_onnx_path(args.model):
-        raise UsageError(f"{args.model}: convert-report takes an ONNX model (.onnx)")
+        return _cmd_audit(args)
+    if args.source or args.input_shapes:
+        raise UsageError("--source and --input-shape are for IRs and source models, not ONNX")
     openvino_rt.load()
     graph = onnx_model.load(args.model)
     inputs = _model_inputs(graph, args)
@@ -595,16 +632,94 @@ def _cmd_convert_report(args: argparse.Namespace) -> int:
     return _print_report(args, report, format_report, to_json, report.same)
 
 
+def _cmd_audit(args: argparse.Namespace) -> int:
+    """convert-report on an IR or on a PyTorch or TensorFlow model (irpool/audit.py)."""
+    from .audit import audit_tf, audit_torch, format_report, parse_shapes, source_kind, to_json
+
+    kind = source_kind(args.model)
+    atol, rtol = (0.0, 0.0) if args.exact else (args.atol, args.rtol)
+    if kind == "ir":
+        from .audit_ir import audit_ir
+
+        graph = load_model(args.model)
+        if args.input_shapes and not args.inputs:
+            from .audit_ir import random_inputs_of_shapes
+
+            low, high = _parse_range(args.range)
+            shapes = parse_shapes(args.input_shapes)
+            inputs = random_inputs_of_shapes(graph, shapes, args.seed, low, high)
+        elif args.input_shapes:
+            raise UsageError("give -i or --input-shape, not both")
+        else:
+            inputs = _model_inputs(graph, args)
+        report = audit_ir(graph, inputs, args.source, atol, rtol, args.layers)
+        if not args.inputs:
+            from .audit import random_inputs_note
+
+            low, high = _parse_range(args.range)
+            report.notes.append(random_inputs_note(list(report.inputs), low, high, args.seed))
+    elif kind in ("torch", "tf"):
+        if args.source is not None and args.source != kind:
+            raise UsageError(f"{args.model} is a {kind} model; --source is for IRs")
+        if not os.path.exists(args.model):
+            raise UsageError("no such file or directory", Where(file=args.model))
+        inputs, _ = _input_specs(args.inputs, args.max_elements)
+        low, high = _parse_range(args.range)
+        audit = audit_torch if kind == "torch" else audit_tf
+        report = audit(
+            args.model,
+            None,
+            inputs,
+            parse_shapes(args.input_shapes),
+            args.seed,
+            low,
+            high,
+            args.cast,
+            atol,
+            rtol,
+            args.layers,
+        )
+    else:
+        raise UsageError(
+            "convert-report takes an ONNX model (.onnx), an IR (.xml), a PyTorch program (.pt2, "
+            "TorchScript .pt), a Keras model (.keras) or a SavedModel directory",
+            Where(file=args.model),
+        )
+    return _print_report(args, report, format_report, to_json, report.same)
+
+
 def _convert_report_options(p: Any) -> None:
-    p.add_argument("model", metavar="MODEL.onnx")
+    p.add_argument(
+        "model",
+        metavar="MODEL",
+        help="model.onnx, model.xml, model.pt2 / model.pt, model.keras or a SavedModel directory",
+    )
     _add_cross_check_inputs(
         p,
-        "report only this pooling node: its ONNX name or an output tensor's (repeatable)",
+        "report only this pooling node: its ONNX name or an output tensor's; a source model's "
+        "op: its name, module path or layer (repeatable)",
         atol="1e-6",
         rtol="1e-5",
     )
+    p.add_argument(
+        "--source",
+        choices=["torch", "onnx", "tf"],
+        default=None,
+        help="the framework an IR was converted from (default: detected; PyTorch when no mark "
+        "tells)",
+    )
+    p.add_argument(
+        "--input-shape",
+        dest="input_shapes",
+        action="append",
+        metavar="[NAME=]N,C,...",
+        help="shape of a random input the source model does not record (repeatable)",
+    )
     _add_cross_check_report(
-        p, "no allowance for summation-order rounding in float means", "irpool.convert-report/2"
+        p,
+        "no allowance for summation-order rounding in float means (source models and IRs: bit "
+        "for bit)",
+        "irpool.convert-report/2; /3 for IRs and source models",
     )
 
 
@@ -612,7 +727,7 @@ CONVERT_REPORT = Command(
     "convert-report",
     _cmd_convert_report,
     _convert_report_options,
-    help="what openvino's ONNX front end made of each pooling node",
+    help="what openvino's conversion made of each pooling op (ONNX, PyTorch, TensorFlow)",
     description=(
         "Convert an ONNX model (any network) with openvino, run it on openvino's CPU plugin "
         "with each pooling node's input and outputs as extra outputs, and compare what the "
@@ -621,8 +736,18 @@ CONVERT_REPORT = Command(
         "where they differ (D1, D2c, D4, D6, D10b). With onnxruntime installed, each node's "
         "meaning is also checked against onnxruntime's own output (as compare does). Float "
         "means may differ by summation-order rounding, (taps + 1) * eps * max|x| of the "
-        "window, unless --exact. Exit 0 all the same, 1 a difference, 2 invalid input, 3 "
-        "openvino or onnx missing."
+        "window, unless --exact. "
+        "A PyTorch program (.pt2 from torch.export.save, or TorchScript from torch.jit.save) "
+        "or a TensorFlow model (a SavedModel directory, a .keras file) is converted with "
+        "openvino too, and each pooling op as the framework computes it (run again on the "
+        "input openvino gave its layer) is compared with the layer it became: torch's or "
+        "TensorFlow's name of the op, the layer, both attributes, the differing cells and "
+        "the divergence (D3, D8, D36, D37, D38). An IR (.xml) is compared layer by layer "
+        "with what its source framework computes for the same attributes: the framework is "
+        "detected from the marks openvino's front ends leave, or given with --source. "
+        "Exit 0 all the same, 1 a difference, 2 invalid input (also a model openvino "
+        "cannot convert, such as divisor_override), 3 openvino, onnx, torch or tensorflow "
+        "missing."
     ),
 )
 

@@ -387,8 +387,8 @@ def diagnose(
             return Diagnosis([used.convention], ["summation-order rounding"], cells, text)
     matches = []
     reasons: list[str] = []
-    for name in conv.CONVENTIONS:
-        if name == used.convention:
+    for name, other_convention in conv.CONVENTIONS.items():
+        if name == used.convention or not other_convention.diagnosed:
             continue
         try:
             other, values = _values_of(pl, x, name, expected[0].dtype, len(expected) > 1)

@@ -1,8 +1,11 @@
-"""Conventions: the runtime-specific choices of OpenVINO, ONNX (onnxruntime) and PyTorch.
+"""Conventions: the runtime-specific choices of OpenVINO, ONNX (onnxruntime), PyTorch and
+TensorFlow.
 
 An op's attributes say what a layer means; a convention says how one runtime resolves what the
 attributes leave open.  Every field cites the measurement in docs/semantics.md (D1-D15 refer to
-the divergence list there).  IR layers default to `openvino`, ONNX nodes to `onnx`.
+the divergence list there).  IR layers default to `openvino`, ONNX nodes to `onnx`.  A
+convention may also refuse what its runtime has no op for (`floor_only`,
+`mean_excludes_padding`: TensorFlow).
 """
 
 from __future__ import annotations
@@ -77,6 +80,15 @@ class Convention:
     (`PoolParams.onnxruntime_mlas`) gets the NaN rules of the MLAS max kernel that runs it, the
     divisor prod(k) with count_include_pad, and refuses negative SAME pads; every node with a
     written pad >= its kernel is refused ("Pad should be smaller than kernel", D11)."""
+    floor_only: bool = False
+    """The runtime's pools round the output size down and have no ceil mode (TensorFlow): a layer
+    whose ceil rounding gives another output size than floor is refused."""
+    mean_excludes_padding: bool = False
+    """The runtime's averages never count padding (TensorFlow's AvgPool): a mean that counts a
+    non-zero pad is refused."""
+    diagnosed: bool = True
+    """Whether compare's diagnosis tries this convention on a layer that disagrees (TensorFlow's
+    numbers are OpenVINO's wherever it can express a layer, so naming it adds nothing)."""
 
 
 OPENVINO = Convention(
@@ -102,11 +114,33 @@ TORCH = Convention(
     name="torch", title="PyTorch", empty_max="-inf", nan_max="propagate", int_mean="trunc"
 )
 
-CONVENTIONS: dict[str, Convention] = {c.name: c for c in (OPENVINO, ONNX, TORCH)}
+TF = Convention(
+    name="tf",
+    title="TensorFlow",
+    ceil_keeps_window_in_pad=False,
+    count_pad_divisor="declared",
+    empty_mean="zero",
+    empty_max="lowest",
+    nan_max="ignore",
+    int_mean="half_even",
+    same_pads_dilated=True,
+    narrow_64bit=False,
+    floor_only=True,
+    mean_excludes_padding=True,
+    diagnosed=False,
+)
+"""TensorFlow's pooling ops (tf.nn.avg_pool/max_pool, Keras pooling layers; measured with
+tensorflow-cpu 2.21): SAME puts the odd pad at the end (openvino's same_upper), VALID has no pads,
+sizes round down, averages exclude the padding, and a max skips NaN and gives the lowest finite
+float32 for a window of only NaN and -inf, exactly as openvino's CPU plugin does
+(`[NaN, 1, 3, NaN, 2, NaN, NaN, -inf, -inf]`, k2 s1 and k3 SAME, give identical rows).  A global
+max (tf.reduce_max) propagates NaN and keeps -inf instead (D38)."""
+
+CONVENTIONS: dict[str, Convention] = {c.name: c for c in (OPENVINO, ONNX, TORCH, TF)}
 
 
 def get(name: str | Convention) -> Convention:
-    """The convention called `name` (openvino, onnx, torch)."""
+    """The convention called `name` (openvino, onnx, torch, tf)."""
     if isinstance(name, Convention):
         return name
     try:

@@ -63,6 +63,16 @@ class Conversion:
     shapes_differ: bool
     indices_differ: bool
     openvino_layer: str
+    front_end: str = "onnx"
+    """The framework the model came from: onnx, torch or tf (the conversion audit)."""
+    op: str = ""
+    """The source framework's operator (aten.avg_pool2d.default, MaxPoolWithArgmax, ...)."""
+    nan_input: bool = False
+    """The op's input held NaN or infinities."""
+    overhang: tuple[str, ...] = ()
+    """Which of D1, D1c, D1d the converted layer exercises (openvino's plan of it)."""
+    family: str = "window"
+    """window, adaptive or global (a mean or max over every spatial axis)."""
 
 
 @dataclass(frozen=True)
@@ -226,6 +236,80 @@ def _d9_between(used: PoolPlan, other: PoolPlan, x: Array) -> str | None:
     if used.reduce == "mean" and x.dtype.kind in "iu" and used.int_mean != other.int_mean:
         return f"D9: integer mean rounding ({other.int_mean} vs {used.int_mean})"
     return None
+
+
+def _d3_converted(c: Conversion) -> str | None:
+    """PyTorch's avg_pool with ceil_mode, count_include_pad and padding, whose last window
+    overhangs: the PyTorch front end writes AvgPool-14 exclude-pad=false rounding ceil_torch."""
+    padding = c.attrs.get("padding", 0)
+    pads = list(padding) if isinstance(padding, (list, tuple)) else [padding]
+    counted = c.attrs.get("count_include_pad", True)
+    if c.front_end != "torch" or c.reduce != "mean" or not c.attrs.get("ceil_mode"):
+        return None
+    if not counted or not any(int(p) for p in pads if isinstance(p, int)):
+        return None
+    kinds = " and ".join(c.overhang) or "D1"
+    where = (
+        "on an axis without padding, as openvino's include-pad switch is global"
+        if kinds == "D1c"
+        else "on a padded axis"
+    )
+    return (
+        f"D3 ({kinds}): openvino's PyTorch front end made {c.op} (ceil_mode=True, "
+        f"count_include_pad=True, padding={padding}) {c.openvino_layer}; openvino divides a "
+        f"window that reaches the ceil overhang by the whole kernel ({where}), PyTorch by its "
+        "taps up to the declared padding"
+    )
+
+
+def _d8_converted(c: Conversion) -> str | None:
+    if c.front_end == "onnx" or c.reduce != "max" or not c.nan_input or c.family == "global":
+        return None
+    who = "PyTorch propagates it" if c.front_end == "torch" else "the framework keeps it"
+    return (
+        f"D8: NaN in a max window: {who}; openvino's CPU plugin ({c.openvino_layer}) never "
+        "selects it"
+    )
+
+
+def _tf_pools_channels(c: Conversion) -> bool:
+    from .ops import tensorflow as tf_ops
+
+    ksize = c.attrs.get("ksize")
+    if not isinstance(ksize, (list, tuple)) or len(ksize) < 3:
+        return False
+    return tf_ops.pools_channels(ksize, str(c.attrs.get("data_format", "NHWC")))
+
+
+def _d36_converted(c: Conversion) -> str | None:
+    from .ops import tensorflow as tf_ops
+
+    if c.front_end != "tf" or not tf_ops.is_argmax(c.op):
+        return None
+    return (
+        "D36: openvino's TensorFlow front end converts MaxPoolWithArgmax with strides equal to "
+        f"the window, not the op's strides: {c.openvino_layer} gives another output size"
+    )
+
+
+def _d37_converted(c: Conversion) -> str | None:
+    if c.front_end != "tf" or not _tf_pools_channels(c):
+        return None
+    return (
+        f"D37: the op pools across channels (ksize={list(c.attrs.get('ksize', []))}); "
+        f"openvino's TensorFlow front end makes it {c.openvino_layer}, a spatial pool that "
+        "passes every channel through"
+    )
+
+
+def _d38_converted(c: Conversion) -> str | None:
+    if c.reduce != "max" or not c.nan_input or c.family != "global":
+        return None
+    who = {"tf": "TensorFlow", "torch": "PyTorch"}.get(c.front_end, c.front_end)
+    return (
+        f"D38: a global max (ReduceMax) over NaN or only -inf: {who} gives NaN or -inf; "
+        "openvino's running maximum skips NaN and starts from the lowest finite float"
+    )
 
 
 def _d10b_converted(c: Conversion) -> str | None:
@@ -510,14 +594,18 @@ TABLE: tuple[Divergence, ...] = (
         "OpenVINO's ONNX front end and ceil_mode",
         "OpenVINO's conversion vs onnxruntime",
         "AveragePool ceil → AvgPool-16 ceil_torch (matches), MaxPool ceil → MaxPool-8 ceil "
-        "(extra window)",
+        "(extra window): PyTorch's MaxPool2d(2, 2, 1, ceil_mode=True) on 5x5 through "
+        "torch.onnx gives 4x4 in openvino, 3x3 in PyTorch (its direct conversion is right)",
         converted=_d2c_converted,
     ),
     Divergence(
         "D3",
         "OpenVINO's PyTorch conversion of avg_pool2d(k3,s2,p1,ceil,count_include_pad)",
         "OpenVINO's conversion vs PyTorch",
-        "off by up to 17/3 on a 6x6 ramp",
+        "off by up to 17/3 on a 6x6 ramp; `convert-report` of a .pt2: AvgPool2d(3,2,1,ceil) on "
+        "1x3x6x6 21 of 48 cells, AvgPool3d(3,2,1,ceil) on 1x2x4x6x6 60 of 96, "
+        "AvgPool1d(3,2,1,ceil) on 1..6 1 of 4 (every other PyTorch pool converts faithfully)",
+        converted=_d3_converted,
         explained=(
             "openvino's PyTorch front end writes avg_pool2d(ceil_mode=True, "
             "count_include_pad=True) as this AvgPool-14 ceil_torch layer, whose divisor differs "
@@ -582,6 +670,7 @@ TABLE: tuple[Divergence, ...] = (
         "one of four MLAS kernels)",
         touched=_d8_touched,
         between=_d8_between,
+        converted=_d8_converted,
         explained="NaN in a max window: openvino never selects it",
     ),
     Divergence(
@@ -829,6 +918,29 @@ TABLE: tuple[Divergence, ...] = (
         "`[1, NaN, 3]`, k3 p2: reference 3.8729835 (sqrt((1 + 9) / 2 * 3)), the others NaN",
     ),
     Divergence(
+        "D36",
+        "OpenVINO's TensorFlow conversion of max_pool_with_argmax",
+        "OpenVINO's conversion vs TensorFlow",
+        "k2 s1 VALID on 1x6x7x1: TensorFlow 5x6, the converted MaxPool-8 (strides 2) 3x3",
+        converted=_d36_converted,
+    ),
+    Divergence(
+        "D37",
+        "OpenVINO's TensorFlow conversion of max pooling across channels",
+        "OpenVINO's conversion vs TensorFlow",
+        "max_pool2d(ksize [1,1,1,2], strides [1,1,1,2]) on 1x6x6x4: TensorFlow 1x6x6x2, "
+        "openvino a 1x1 MaxPool passing 1x4x6x6 through",
+        converted=_d37_converted,
+    ),
+    Divergence(
+        "D38",
+        "global max (ReduceMax) with NaN or only -inf",
+        f"{OV} vs TensorFlow, PyTorch",
+        "[NaN, 2, 0.5]: TensorFlow NaN, OpenVINO 2; all -inf: TensorFlow -inf, OpenVINO "
+        "-3.4028235e38",
+        converted=_d38_converted,
+    ),
+    Divergence(
         "empty-windows",
         "the value of a window with no tap in the input",
         f"{OV} vs {ORT_TORCH}",
@@ -881,6 +993,26 @@ def in_conversion(facts: Conversion) -> str:
         if said and (facts.kind == "qlinear") == (key == "D10b"):
             return said
     return "no known divergence explains the difference: a runtime or irpool bug"
+
+
+SOURCE_ORDER = ("D36", "D37", "D3", "D38", "D8")
+"""The divergences a conversion audit of a PyTorch or TensorFlow model may name, first first."""
+
+
+def in_source_conversion(facts: Conversion) -> str:
+    """The divergence that explains a PyTorch or TensorFlow op converted unfaithfully (the
+    conversion audit), or that none does."""
+    for key in SOURCE_ORDER:
+        rule = BY_ID[key].converted
+        said = rule(facts) if rule is not None else None
+        if said:
+            return said
+    if facts.shapes_differ:
+        return (
+            "no known divergence explains the difference (the output shapes differ): a "
+            "conversion, runtime or irpool bug; please report it"
+        )
+    return "no known divergence explains the difference: a conversion, runtime or irpool bug"
 
 
 def in_shape(params: PoolParams) -> str:

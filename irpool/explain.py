@@ -29,7 +29,7 @@ from .model import Graph, format_shape, numpy_dtype
 from .shapes import PoolingLayer, infer
 
 SCHEMA = "irpool.explain/1"
-SYSTEMS = {"openvino": "OpenVINO", "onnx": "onnxruntime", "torch": "PyTorch"}
+SYSTEMS = {"openvino": "OpenVINO", "onnx": "onnxruntime", "torch": "PyTorch", "tf": "TensorFlow"}
 
 
 @dataclass
@@ -282,6 +282,8 @@ def _border_windows(
         where = "/".join(labels[j] for j, labels in zip(index, where_at, strict=True))
         divisors: dict[str, float | None] = {}
         for name in others:
+            if name not in tables and name != p.convention:
+                continue  # the convention refuses the layer (said under "other conventions")
             other_plan, table = tables.get(name, (None, None))
             divisors[name] = None if other_plan is None else divisor_at(other_plan, table, index)
         result.append(BorderWindow(index, where, inside, taps, divisors, _note(p, divisors)))

@@ -562,6 +562,7 @@ def plan(
     rule = shape_rule(params.rounding, cv)
     axes = [axis_plan(params, i, n, cv) for i, n in enumerate(sizes)]
     pads = tuple((a.pad_begin, a.pad_end) for a in axes)
+    _refuse_inexpressible(params, axes, cv)
     divisor, reason = _divisor(params, pads, cv)
     if params.reduce == "max":
         empty: Empty = "lowest" if cv.empty_max == "lowest" else "-inf"
@@ -599,6 +600,25 @@ def plan(
         float_refusal=refusal,
     )
     return for_dtype(base, dtype)
+
+
+def _refuse_inexpressible(params: PoolParams, axes: list[AxisPlan], cv: Convention) -> None:
+    """Raise for a layer the convention's runtime has no op for (TensorFlow: ceil rounding that
+    changes a size, an average that counts padding)."""
+    if cv.floor_only and params.rounding != "floor":
+        for i, a in enumerate(axes):
+            floor = out_size(a.size, a.k_eff, a.stride, a.pad_begin, a.pad_end, "floor")
+            if floor != a.out:
+                raise SpecError(
+                    f"{cv.title} has no ceil rounding: rounding_type={params.rounding} gives "
+                    f"{a.out} outputs on spatial axis {i} where rounding down gives {floor}"
+                )
+    padded = any(a.pad_begin or a.pad_end for a in axes)
+    if cv.mean_excludes_padding and params.reduce == "mean" and params.count_pad and padded:
+        raise SpecError(
+            f"{cv.title}'s average pooling never counts padding; this layer counts pads "
+            f"{[(a.pad_begin, a.pad_end) for a in axes]} (exclude-pad=false)"
+        )
 
 
 def for_dtype(base: PoolPlan, dtype: str | np.dtype[Any]) -> PoolPlan:

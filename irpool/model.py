@@ -309,6 +309,9 @@ class Graph:
     """ONNX initializers by tensor name (numpy arrays)."""
     weights: bytes | None = field(default=None, compare=False, repr=False)
     """The .bin's bytes, when the IR was given in memory (they replace weights_path)."""
+    conversion: Mapping[str, str] = field(default_factory=dict, compare=False, repr=False)
+    """What openvino's converter recorded in the IR's <rt_info><conversion_parameters>
+    (framework, input_model, ...): one mark of the framework a model came from."""
     _by_id: dict[int, Layer] = field(default_factory=dict, compare=False, repr=False)
 
     def __post_init__(self) -> None:

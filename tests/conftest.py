@@ -21,6 +21,7 @@ irpool, and the base of the paths the tests name (fixtures/...)."""
 
 REQUIRE_ORACLES = os.environ.get("IRPOOL_REQUIRE_ORACLES") == "1"
 REQUIRE_TORCH = os.environ.get("IRPOOL_REQUIRE_TORCH") == "1"
+REQUIRE_TF = os.environ.get("IRPOOL_REQUIRE_TF") == "1"
 
 settings.register_profile(
     "dev", max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow]
@@ -34,7 +35,7 @@ settings.register_profile(
 )
 
 
-EXTRAS = ("openvino", "onnx", "bf16", "plot", "dev")
+EXTRAS = ("openvino", "onnx", "bf16", "plot", "torch", "tensorflow", "dev")
 """The extras pyproject.toml declares (optional-dependencies), installed as irpool[extra]."""
 
 
@@ -97,7 +98,12 @@ def need(module: str, package: str) -> ModuleType:
     try:
         return importlib.import_module(module)
     except ImportError as e:
-        required = REQUIRE_TORCH if module.startswith("torch") else REQUIRE_ORACLES
+        if module.startswith("torch"):
+            required = REQUIRE_TORCH
+        elif module.startswith(("tensorflow", "keras")):
+            required = REQUIRE_TF
+        else:
+            required = REQUIRE_ORACLES
         message = f"{module} is not installed ({e}); {install_hint(package)}"
         if required:
             pytest.fail(f"oracle required by the environment but missing: {message}")
@@ -117,6 +123,16 @@ ov = _oracle_fixture("ov", "openvino", "openvino")
 ort = _oracle_fixture("ort", "onnxruntime", "onnx")
 onnx = _oracle_fixture("onnx", "onnx", "onnx")
 torch = _oracle_fixture("torch", "torch", "torch")
+
+
+@pytest.fixture(scope="session")
+def tf() -> ModuleType:
+    """tensorflow, imported once per session (5-9 s), its C++ start-up lines dropped."""
+    need("tensorflow", "tensorflow")
+    from irpool.oracles import tensorflow_rt
+
+    module: ModuleType = tensorflow_rt.load()
+    return module
 
 
 settings.register_profile(

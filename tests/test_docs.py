@@ -68,6 +68,10 @@ def test_console_example(doc: str, command: str, expected: list[str], tmp_path: 
     assert args[0] == "irpool", command
     if {"compare", "convert-report", "--verify"} & set(args):
         need("openvino", "openvino")
+    if any(a.endswith((".pt2", ".pt")) for a in args):
+        need("torch", "torch")
+    if any(a.endswith(".keras") or "saved_model" in a for a in args):
+        need("tensorflow", "tensorflow")
     out = irpool(*args[1:])
     got = (out.stdout + out.stderr).replace(scratch, "/tmp/").splitlines()
     assert _matches(expected, got), f"{doc}: `{command}` printed:\n" + "\n".join(got)

@@ -73,7 +73,7 @@ def test_d2_extra_window_only_in_openvino() -> None:
     ].startswith("output [1,1,1]")
     extra = next(b for b in report.borders if b.index == (1,))
     assert extra.divisors["onnx"] is None and extra.divisors["torch"] is None
-    assert "onnxruntime and PyTorch have no such window" in (extra.note or "")
+    assert "onnxruntime and PyTorch and TensorFlow have no such window" in (extra.note or "")
 
 
 def test_d2_under_torch_convention_drops_the_window() -> None:
@@ -153,7 +153,7 @@ def _naive_classify(a: AxisPlan) -> tuple[list[int], list[int], list[int]]:
     return padded, overhang, empty
 
 
-@pytest.mark.parametrize("convention", ["openvino", "onnx", "torch"])
+@pytest.mark.parametrize("convention", ["openvino", "onnx", "torch", "tf"])
 @settings(max_examples=300, deadline=None)
 @given(case=pool_params(window=6, stride=4, pad=4, size=14))
 def test_report_agrees_with_the_plan(
@@ -184,7 +184,7 @@ def test_report_agrees_with_the_plan(
             _naive_classify(a)
         )
     kernels = {}
-    for name in ("openvino", "onnx", "torch"):
+    for name in ("openvino", "onnx", "torch", "tf"):
         try:
             other = plan(params, shape, name)
         except IrpoolError:

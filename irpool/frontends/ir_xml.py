@@ -262,6 +262,7 @@ def _read_net(root: etree._Element, path: str, data: bytes | None = None) -> Gra
         name=root.get("name"),
         weights_path=weights,
         weights=None if data is None else bytes(data),
+        conversion=_conversion_parameters(root),
     )
     _check_connected(graph)
     check_no_cycle(graph)
@@ -269,6 +270,16 @@ def _read_net(root: etree._Element, path: str, data: bytes | None = None) -> Gra
         if layer.type.lower() in ("const", "constant"):
             const_layout(graph, layer)
     return graph
+
+
+def _conversion_parameters(root: etree._Element) -> dict[str, str]:
+    """<rt_info><conversion_parameters><NAME value="..."/> of the net, by NAME."""
+    found: dict[str, str] = {}
+    for info in (c for c in _elements(root) if c.tag == "rt_info"):
+        for group in (c for c in _elements(info) if c.tag == "conversion_parameters"):
+            for item in _elements(group):
+                found[str(item.tag)] = item.get("value") or ""
+    return found
 
 
 def _read_fragments(root: etree._Element, path: str) -> Graph:

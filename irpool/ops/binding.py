@@ -137,6 +137,11 @@ class Bound:
         found = self._family.get(key)
         if found is None:
             try:
+                if cv.name not in (*family.conventions, "openvino", "onnx", "torch"):
+                    raise SpecError(
+                        f"irpool has no {cv.name} rules for {family.title} ({params.op}); it "
+                        f"computes it under the {', '.join(family.conventions)} convention(s)"
+                    )
                 found = family.plan(params, tuple(int(n) for n in input_shape), name, cv)
             except IrpoolError as e:
                 raise e.at(self.layer.where()) from None

@@ -321,3 +321,19 @@ UNHANDLED = {
 }
 for _name, _why in UNHANDLED.items():
     REGISTRY.unhandled("openvino", _name, _why)
+
+POOLING_LIKE: dict[str, tuple[str, str]] = {
+    "AdaptiveAvgPool": ("adaptive", "mean"),
+    "AdaptiveMaxPool": ("adaptive", "max"),
+    "ReduceMean": ("reduce", "mean"),
+    "ReduceMax": ("reduce", "max"),
+}
+"""Layers the front ends make of pooling ops that are no windowed AvgPool/MaxPool: PyTorch's
+adaptive pools (AdaptiveAvgPool-8, AdaptiveMaxPool-8; ReduceMean for an output size of 1) and
+global pools (Keras GlobalAveragePooling/GlobalMaxPooling, ONNX GlobalAveragePool).  The
+conversion audit of an IR compares them with the source framework itself."""
+
+
+def pooling_like(op_type: str) -> tuple[str, str] | None:
+    """('adaptive' or 'reduce', 'mean' or 'max') for such a layer type, else None."""
+    return POOLING_LIKE.get(op_type)

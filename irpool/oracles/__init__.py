@@ -1,4 +1,5 @@
-"""The runtimes irpool checks itself against: openvino, onnxruntime, onnx's reference evaluator.
+"""The runtimes irpool checks itself against: openvino, onnxruntime, onnx's reference evaluator,
+and the source frameworks of converted models (torch, tensorflow).
 
 Each is imported lazily; a missing one raises OracleMissing (exit 3).  A runtime that refuses a
 model raises OracleRefused (exit 2) with the runtime's own reason on one line.
@@ -12,7 +13,7 @@ from contextlib import contextmanager
 
 from ..errors import IrpoolError, OracleRefused, Where
 
-_RUNTIME_MODULES = ("openvino", "onnxruntime", "onnx")
+_RUNTIME_MODULES = ("openvino", "onnxruntime", "onnx", "torch", "tensorflow", "keras")
 
 
 _DUMP = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
@@ -31,6 +32,21 @@ def _reason(error: BaseException) -> str:
         and not _DUMP.match(ln)
     ]
     return (told or lines or [type(error).__name__])[-1]
+
+
+@contextmanager
+def unreadable(system: str, path: str) -> Iterator[None]:
+    """Loading a model file with a framework's own loader: whatever it raises (torch and
+    tensorflow raise ValueError, KeyError, ... for a file they cannot read) is one
+    OracleRefused line saying the file cannot be read."""
+    try:
+        yield
+    except IrpoolError:
+        raise
+    except Exception as e:
+        raise OracleRefused(
+            f"{system} cannot read the model: {_reason(e)}", Where(file=path)
+        ) from None
 
 
 @contextmanager

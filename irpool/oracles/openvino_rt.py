@@ -342,3 +342,96 @@ def output_shapes(path: str) -> dict[str, list[str]]:
         ]
         for op in model.get_ordered_ops()
     }
+
+
+# -- the conversion audit: converted models from a source framework ---------------------------
+
+
+def convert_object(source: Any, inputs: Sequence[Any] | None = None) -> Any:
+    """openvino's conversion of a framework object (an openvino PyTorch decoder, a Keras model,
+    a SavedModel path), with static input shapes and types when `inputs` gives them."""
+    if inputs is None:
+        return load().convert_model(source)
+    return load().convert_model(source, input=list(inputs))
+
+
+def input_spec(shape: Sequence[int], dtype: np.dtype[Any]) -> tuple[Any, Any]:
+    """convert_model's `input` entry for an array of this shape and dtype."""
+    ov = load()
+    return ov.PartialShape([int(d) for d in shape]), ov.Type(np.dtype(dtype))
+
+
+def is_pool_layer(op: Any) -> bool:
+    """A windowed pooling layer irpool knows, or an adaptive or global pool (ReduceMean/Max)."""
+    from ..ops import REGISTRY
+    from ..ops.openvino import pooling_like
+
+    name = op.get_type_name()
+    return REGISTRY.is_pooling_type("openvino", name) or pooling_like(name) is not None
+
+
+def pooling_like_kind(op: Any) -> tuple[str, str] | None:
+    from ..ops.openvino import pooling_like
+
+    return pooling_like(op.get_type_name())
+
+
+def attributes(op: Any) -> dict[str, str]:
+    """An op's attributes as the IR writes them (lists as "1, 2")."""
+    shown: dict[str, str] = {}
+    for key, value in op.get_attributes().items():
+        if isinstance(value, (list, tuple)) or (
+            hasattr(value, "__len__") and not isinstance(value, str)
+        ):
+            shown[key] = ", ".join(str(v) for v in value)
+        elif isinstance(value, bool):
+            shown[key] = "true" if value else "false"
+        else:
+            shown[key] = str(value)
+    return shown
+
+
+def const_input(op: Any, index: int) -> list[int] | None:
+    """The integer values of a constant input of an op (axes, output sizes), or None."""
+    source = op.input_value(index).get_node()
+    if source.get_type_name() != "Constant":
+        return None
+    return [int(v) for v in source.get_vector()]
+
+
+def tensor_ports(model: Any) -> dict[str, Any]:
+    """Every op output of a model by each of its tensor names."""
+    found: dict[str, Any] = {}
+    for op in model.get_ordered_ops():
+        for out in op.outputs():
+            for name in out.get_names():
+                found.setdefault(name, out)
+    return found
+
+
+def pooling_upstream(output: Any) -> list[Any]:
+    """The pooling layers nearest above an op output (the op itself if it is one)."""
+    found: list[Any] = []
+    seen: set[str] = set()
+    frontier = [output.get_node()]
+    while frontier:
+        node = frontier.pop(0)
+        name = node.get_friendly_name()
+        if name in seen or node.get_type_name() in ("Parameter", "Constant"):
+            continue
+        seen.add(name)
+        if is_pool_layer(node):
+            found.append(node)
+            continue
+        frontier.extend(node.input_value(i).get_node() for i in range(node.get_input_size()))
+    return found
+
+
+def parameter_inputs(model: Any, arrays: Sequence[np.ndarray]) -> dict[str, np.ndarray]:
+    """The model's Parameters, in order, bound to arrays (for probe)."""
+    params = model.get_parameters()
+    if len(params) != len(arrays):
+        raise UsageError(
+            f"openvino's converted model has {len(params)} input(s); {len(arrays)} given"
+        )
+    return {p.get_friendly_name(): a for p, a in zip(params, arrays, strict=True)}
