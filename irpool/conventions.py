@@ -68,6 +68,13 @@ class Convention:
     is, the result rounded half to even and saturated; a MaxPool-8/14 whose indices output is
     used, and a one-channel undilated layer, keep integers (measured on every op version, i8 to
     i64, 1 or 3 channels, dilation 1 or 2, rank 1-3; docs/semantics.md)."""
+    cpu_plugin_kernels: bool = False
+    """openvino's CPU plugin choice of kernel decides numbers and refusals (measured with
+    openvino 2026.4.1, docs/semantics.md): bfloat16 results are rounded to nearest even with
+    subnormals flushed to zero; a bfloat16 MaxPool on oneDNN's reference kernel (a dilation
+    > 1, or a window with no tap in the input) starts from bfloat16's lowest value; it has no
+    kernel for a bfloat16 MaxPool-8/14 whose indices are used, nor for a one-channel i32
+    AvgPool that needs the reference kernel (an empty window, or a dilation > 1)."""
     onnxruntime_kernels: bool = False
     """onnxruntime's choice of CPU kernel decides numbers and refusals (measured with
     onnxruntime 1.32, docs/semantics.md): a node its front end marks for MLAS
@@ -88,6 +95,7 @@ OPENVINO = Convention(
     same_pads_dilated=True,
     narrow_64bit=True,
     integers_in_float32=True,
+    cpu_plugin_kernels=True,
 )
 
 ONNX = Convention(

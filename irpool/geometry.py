@@ -293,6 +293,8 @@ class PoolPlan:
     index_axis: int = 0
     column_major: bool = False
     index_dtype: str = "int64"
+    indices_used: bool = True
+    """Whether the model consumes the indices output (MaxPool-8/14)."""
     int_mean: IntMean = "half_even"
     narrow_64bit: bool = False
     empty_index: EmptyIndex = "plane_start"
@@ -322,6 +324,13 @@ class PoolPlan:
     via: PoolPlan | None = None
     """Integer data that the runtime pools in float32 (`integers_in_float32`): the float32 plan
     it runs as; the results are rounded back half to even and saturated."""
+    bf16_flush: bool = False
+    """bfloat16 results are rounded from float32 with subnormals flushed to a zero of their
+    sign (openvino's CPU plugin, Convention.cpu_plugin_kernels); else plain nearest even."""
+    runtime_refusal: str | None = None
+    """Why the runtime has no kernel for this layer on data of this plan's dtype (openvino's CPU
+    plugin: a bfloat16 MaxPool-8/14 with its indices used, a one-channel i32 AvgPool that needs
+    the reference kernel), or None."""
 
     @property
     def output_shape(self) -> tuple[int, ...]:
@@ -330,9 +339,13 @@ class PoolPlan:
     def refusal(self, element_type: str | None) -> str | None:
         """The reason the runtime refuses this layer for data of `element_type` (a numpy name
         such as float32, or an element type such as f32; None counts as float32), or None."""
-        if self.float_refusal is None:
-            return None
-        if element_type in (None, "float32", "float16", "f32", "f16"):
+        if self.float_refusal is not None and element_type in (
+            None,
+            "float32",
+            "float16",
+            "f32",
+            "f16",
+        ):
             return self.float_refusal
         return None
 
@@ -575,6 +588,8 @@ def plan(
         empty_index=cv.empty_index,
         integers_in_float32=in_float32,
         float_refusal=refusal,
+        bf16_flush=cv.cpu_plugin_kernels,
+        indices_used=indices_used,
     )
     return for_dtype(base, dtype)
 
@@ -601,7 +616,29 @@ def for_dtype(base: PoolPlan, dtype: str | np.dtype[Any]) -> PoolPlan:
         empty_value=empty,
         integers_in_float32=base.integers_in_float32 and integer,
         via=via,
+        runtime_refusal=_plugin_refusal(name, base) if base.bf16_flush else None,
     )
+
+
+def _plugin_refusal(name: str, p: PoolPlan) -> str | None:
+    """Where openvino's CPU plugin has no kernel for the layer on data of dtype `name`
+    (measured with openvino 2026.4.1; Convention.cpu_plugin_kernels)."""
+    if name == "bfloat16" and p.reduce == "max" and p.indices and p.indices_used:
+        return (
+            f"openvino's CPU plugin cannot compile a bfloat16 {p.op} whose indices output is "
+            'used ("Cannot fallback on ngraph reference implementation"); expected the '
+            "indices unused, or float32 data"
+        )
+    if name in ("int32", "int64") and p.reduce == "mean" and p.input_shape[1] == 1:
+        dilated = any(a.dilation > 1 for a in p.axes)
+        if dilated or any(a.has_empty() for a in p.axes):
+            why = "a dilation > 1" if dilated else "a window with no tap in the input"
+            return (
+                f"openvino's CPU plugin has no kernel for a one-channel i32 {p.op} with {why} "
+                '("Supported primitive descriptors list is empty for node"); expected '
+                "float data, more than one channel, or windows that all reach the input"
+            )
+    return None
 
 
 def _compute_dtype(name: str, p: PoolPlan) -> str:
@@ -632,14 +669,16 @@ def _max_start(name: str, compute: str, p: PoolPlan) -> tuple[float | int, float
     """(start value of every max, value of a window without taps in the input).
 
     The start is the lowest finite value of the compute type, as openvino's CPU plugin starts
-    (float16 outputs then show -inf where nothing beats it).  For bfloat16 input with an empty
-    window somewhere in the layer, that plugin switches to bfloat16's own lowest value for every
-    window (measured).  With the '-inf' rule an empty window is -inf."""
+    (float16 outputs then show -inf where nothing beats it).  For bfloat16 input that plugin
+    runs oneDNN's reference kernel where a dilation is > 1 or a window has no tap in the input,
+    and that kernel starts every window from bfloat16's own lowest value (measured).  With the
+    '-inf' rule an empty window is -inf."""
     kind = np.dtype(compute).kind
     lowest: float | int = (
         float(np.finfo(compute).min) if kind == "f" else int(np.iinfo(compute).min)
     )
-    if name == "bfloat16" and p.empty == "lowest" and any(a.has_empty() for a in p.axes):
+    reference = any(a.has_empty() or a.dilation > 1 for a in p.axes)
+    if name == "bfloat16" and p.empty == "lowest" and p.bf16_flush and reference:
         lowest = BF16_LOWEST
     if p.empty == "-inf" and kind == "f":
         return lowest, -math.inf

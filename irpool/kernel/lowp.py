@@ -14,6 +14,8 @@ from .scratch import Scratch
 Array = npt.NDArray[Any]
 
 F32_MAX = float(np.finfo(np.float32).max)
+I32_TOP_F32 = 2147483520
+"""The largest float32 below 2^31."""
 
 
 def to_compute(chunk: Array, name: str, cdt: np.dtype[Any]) -> Array:
@@ -76,9 +78,26 @@ def half_bits(values: Array, work: Scratch) -> Array:
     return values
 
 
-def store(acc: Array, dst: Array, name: str) -> None:
-    """Write computed values to the output dtype (nearest even for floats; float64 outputs
-    computed in float32 saturate at +-FLT_MAX, as openvino converts them; integers saturate)."""
+def flush_subnormals(values: Array) -> Array:
+    """float32 (or bfloat16) values with their subnormals as zeros of their sign, in place."""
+    if values.dtype == np.float32:
+        bits = values.view(np.uint32)
+        low = (bits & np.uint32(0x7F800000)) == 0
+        bits[low] &= np.uint32(0x80000000)
+    else:
+        half = values.view(np.uint16)
+        low = (half & np.uint16(0x7F80)) == 0
+        half[low] &= np.uint16(0x8000)
+    return values
+
+
+def store(acc: Array, dst: Array, name: str, flush: bool = False) -> None:
+    """Write computed values to the output dtype (nearest even for floats; with `flush`,
+    float32 subnormals become zeros before bfloat16 rounding, as openvino's CPU plugin
+    converts; float64 outputs computed in float32 saturate at +-FLT_MAX, as openvino converts
+    them; integers saturate)."""
+    if flush and name == "bfloat16" and acc.dtype == np.float32:
+        acc = flush_subnormals(np.array(acc))
     if name == "float64" and acc.dtype == np.float32:
         acc = np.clip(acc, -F32_MAX, F32_MAX)
     elif dst.dtype.kind in "iu" and acc.dtype.kind in "iu" and acc.dtype != dst.dtype:
@@ -104,9 +123,13 @@ def integers_as_float32(x: Array) -> Array:
 
 def round_to_integer(values: Array, dtype: np.dtype[Any]) -> Array:
     """Float results back to an integer type as openvino converts them: half to even,
-    saturating (64-bit types at 32 bits, the width they were computed in), NaN to 0 for 8-bit
-    types and INT32_MIN otherwise (float_to_int)."""
+    saturating (64-bit types at 32 bits, the width they were computed in; int32 at 2147483520,
+    the largest float32 below 2^31), NaN to 0 for 8-bit types and INT32_MIN otherwise
+    (float_to_int)."""
     width = np.dtype(np.int32) if dtype.itemsize == 8 else dtype
     with np.errstate(invalid="ignore"):
         rounded = float_to_int(np.rint(values.astype(np.float64)), width)
+    if width == np.int32:
+        # the f32 -> i32 reorder saturates at the largest float32 below 2^31 (measured)
+        rounded = np.minimum(rounded, I32_TOP_F32)
     return np.asarray(rounded.astype(dtype))
