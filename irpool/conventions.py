@@ -19,7 +19,7 @@ NanMax = Literal[
 EmptyMean = Literal["openvino", "nan", "zero"]
 EmptyMax = Literal["lowest", "-inf"]
 IntMean = Literal["half_even", "trunc"]
-EmptyIndex = Literal["plane_start", "minus_one"]
+EmptyIndex = Literal["plane_start", "minus_one", "first_tap"]
 
 
 @dataclass(frozen=True)
@@ -61,13 +61,21 @@ class Convention:
     """The index of a max window with no tap in the input (only dilations make one there):
     OpenVINO points at the first element of the window's plane; onnxruntime's loop leaves every
     spatial coordinate at -1, so its flat index is the plane's offset minus the sum of the
-    spatial strides (measured: -8 for the first plane of a 1x7 input)."""
+    spatial strides (measured: -8 for the first plane of a 1x7 input); PyTorch points at the
+    window's first tap after stepping over the negative positions by the dilation, even where
+    that lies past the input (measured with torch 2.13)."""
     integers_in_float32: bool = False
     """OpenVINO's CPU plugin pools an integer tensor of more than one channel, or with a
     dilation, in float32: the input converted (i64 wrapped to 32 bits first), pooled as float32
     is, the result rounded half to even and saturated; a MaxPool-8/14 whose indices output is
     used, and a one-channel undilated layer, keep integers (measured on every op version, i8 to
     i64, 1 or 3 channels, dilation 1 or 2, rank 1-3; docs/semantics.md)."""
+    torch_checks: bool = False
+    """PyTorch's acceptance and output sizes (torch 2.13, measured): padding at most half of the
+    effective kernel, max pooling's padding at most half of the undilated kernel, avg_pool3d's
+    input at least the kernel, then floor((n + 2p - k_eff + (ceil ? s - 1 : 0)) / s) + 1 with
+    floor division and ceil's last-window drop, refused below 1; windows larger than the padded
+    input are computed (docs/semantics.md "PyTorch's checks")."""
     cpu_plugin_kernels: bool = False
     """openvino's CPU plugin choice of kernel decides numbers and refusals (measured with
     openvino 2026.4.1, docs/semantics.md): bfloat16 results are rounded to nearest even with
@@ -125,6 +133,8 @@ TORCH = Convention(
     int_mean="trunc",
     same_pads_dilated=True,
     narrow_64bit=False,
+    empty_index="first_tap",
+    torch_checks=True,
 )
 
 CONVENTIONS: dict[str, Convention] = {c.name: c for c in (OPENVINO, ONNX, TORCH)}

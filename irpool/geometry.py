@@ -424,9 +424,17 @@ def axis_plan(params: PoolParams, axis: int, n: int, convention: Convention) -> 
     shape inference share)."""
     k, s, d = params.window[axis], params.strides[axis], params.dilations[axis]
     pb, pe = axis_pads(params, axis, n, convention)
+    rule = shape_rule(params.rounding, convention)
+    if convention.torch_checks:
+        out = torch_out_size(n, dilated(k, d), s, pb, pe, rule)
+        if out < 1:
+            raise ShapeError(
+                f"output size {out} at axis {axis} (window {dilated(k, d)}, input {n}, pads "
+                f"{pb}, {pe}); PyTorch refuses it: Output size is too small"
+            )
+        return AxisPlan(n, k, s, d, pb, pe, out)
     if not convention.onnxruntime_sizes:
         check_axis(params, axis, n, pb, pe)
-    rule = shape_rule(params.rounding, convention)
     out = out_size(n, dilated(k, d), s, pb, pe, rule, truncate=convention.onnxruntime_sizes)
     if out < 0:
         raise ShapeError(
@@ -434,6 +442,77 @@ def axis_plan(params: PoolParams, axis: int, n: int, convention: Convention) -> 
             f"pads {pb}, {pe}); onnxruntime refuses it"
         )
     return AxisPlan(n, k, s, d, pb, pe, out)
+
+
+def torch_out_size(n: int, k_eff: int, stride: int, pb: int, pe: int, rule: ShapeRule) -> int:
+    """PyTorch's output length (pooling_output_shape): floor((n + pb + pe - k_eff + (ceil ?
+    s - 1 : 0)) / s) + 1 with floor division (a window larger than the padded input can still
+    give one output), less one with ceil when the last window starts at or after n + pb."""
+    ceil = rule != "floor"
+    out = (n + pb + pe - k_eff + (stride - 1 if ceil else 0)) // stride + 1
+    if ceil and (out - 1) * stride >= n + pb:
+        out -= 1
+    return out
+
+
+def torch_refusal(
+    params: PoolParams, shape: tuple[int, ...], convention: Convention, indices: bool
+) -> str | None:
+    """What PyTorch raises for this call (the first line of its message), in its order, or
+    None.  `indices`: the call returns indices (1-D max pooling without them is max_pool1d,
+    which has checks of its own); 1-D calls run as 2-D ones with a height of 1."""
+    rank = len(shape) - 2
+    pads = [max(axis_pads(params, i, n, convention)) for i, n in enumerate(shape[2:])]
+    k, d, s = params.window, params.dilations, params.strides
+    max_pool = params.reduce == "max"
+    rule = shape_rule(params.rounding, convention)
+    outs = [
+        torch_out_size(n, dilated(k[i], d[i]), s[i], pads[i], pads[i], rule)
+        for i, n in enumerate(shape[2:])
+    ]
+    if max_pool and rank == 1 and not indices:
+        if pads[0] > k[0] // 2:
+            return (
+                "max_pool1d() padding should be at most half of kernel size, but got "
+                f"padding={pads[0]} and kernel_size={k[0]}"
+            )
+        if outs[0] <= 0:
+            return f"max_pool1d() Invalid computed output size: {outs[0]}"
+        return None
+    for i in range(rank):
+        dil = d[i] if max_pool else 1
+        if pads[i] > dilated(k[i], dil) // 2:
+            return (
+                "pad should be at most half of effective kernel size, but got "
+                f"pad={pads[i]}, kernel_size={k[i]} and dilation={dil}"
+            )
+    if max_pool and any(pads[i] > k[i] // 2 for i in range(rank)):
+        if rank == 3:
+            return (
+                "pad should be smaller than or equal to half of kernel size, but got "
+                f"kT: {k[0]} kW: {k[2]} kH: {k[1]} padT: {pads[0]} padW: {pads[2]} "
+                f"padH: {pads[1]}"
+            )
+        kh, ph = (k[0], pads[0]) if rank == 2 else (1, 0)
+        return (
+            "pad should be smaller than or equal to half of kernel size, but got "
+            f"padW = {pads[-1]}, padH = {ph}, kW = {k[-1]}, kH = {kh}"
+        )
+    if not max_pool and rank == 3 and any(n < k[i] for i, n in enumerate(shape[2:])):
+        t, h, w = shape[2:]
+        return (
+            f"input image (T: {t} H: {h} W: {w}) smaller than kernel size "
+            f"(kT: {k[0]} kH: {k[1]} kW: {k[2]})"
+        )
+    if any(o < 1 for o in outs):
+        lift = [1] if rank == 1 else []
+        given = "x".join(str(v) for v in [shape[1], *lift, *shape[2:]])
+        got = "x".join(str(v) for v in [shape[1], *lift, *outs])
+        return (
+            f"Given input size: ({given}). Calculated output size: ({got}). Output size is "
+            "too small"
+        )
+    return None
 
 
 def axis_formula(params: PoolParams, a: AxisPlan, convention: Convention) -> str:
@@ -462,6 +541,25 @@ def axis_formula(params: PoolParams, a: AxisPlan, convention: Convention) -> str
     return text
 
 
+def check_zero_dims(shape: tuple[int | None, ...], convention: Convention) -> None:
+    """Refuse zero-sized dims (None: not static) as the convention's runtime does: openvino
+    and PyTorch refuse N = 0 and C = 0 here; onnxruntime runs N = 0 (an empty output) and
+    refuses C = 0 and, with N > 0, any spatial 0 ("Only N can be zero"; measured with
+    onnxruntime 1.32 on every MaxPool and AveragePool version)."""
+    if shape[1] == 0:
+        raise ShapeError("Channel count is zero; expected C >= 1")
+    if not convention.onnxruntime_sizes:
+        if shape[0] == 0:
+            raise ShapeError("Batch size is zero; expected N >= 1")
+        return
+    zero = next((i for i, n in enumerate(shape[2:]) if n == 0), None)
+    if zero is not None and shape[0] != 0:
+        raise ShapeError(
+            f"onnxruntime refuses a spatial size 0 (axis {zero}): \"Invalid input shape. Only "
+            'N can be zero." (pool_attributes.h); expected every spatial size >= 1'
+        )
+
+
 def infer_shape(
     params: PoolParams,
     input_shape: Shape | None,
@@ -476,10 +574,8 @@ def infer_shape(
     if input_shape is None:
         return tuple(Dim.dynamic() for _ in range(2 + params.rank)), ()
     batch, channels = input_shape[0], input_shape[1]
-    if batch.is_static and batch.lo == 0:
-        raise ShapeError("Batch size is zero; expected N >= 1")
-    if channels.is_static and channels.lo == 0:
-        raise ShapeError("Channel count is zero; expected C >= 1")
+    static = tuple(d.lo if d.is_static else None for d in input_shape)
+    check_zero_dims(static, convention)
     rule = shape_rule(params.rounding, convention)
     dims: list[Dim] = [batch, channels]
     formulas: list[str] = []
@@ -545,10 +641,12 @@ def plan(
         )
     spatial = len(input_shape) - 2
     check_params(params, spatial)
-    if input_shape[0] == 0:
-        raise ShapeError("Batch size is zero; expected N >= 1")
-    if input_shape[1] == 0:
-        raise ShapeError("Channel count is zero; expected C >= 1")
+    check_zero_dims(tuple(input_shape), cv)
+    if cv.torch_checks:
+        used = params.indices and indices_used
+        refused = torch_refusal(params, tuple(input_shape), cv, used)
+        if refused is not None:
+            raise SpecError(f"PyTorch refuses: {refused}")
     sizes = tuple(input_shape[2:])
     rule = shape_rule(params.rounding, cv)
     axes = [axis_plan(params, i, n, cv) for i, n in enumerate(sizes)]

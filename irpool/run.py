@@ -34,7 +34,7 @@ from .ops import REGISTRY, Bound, bind, elements
 from .ops.binding import constant_input
 from .ops.folding import fold_max_pool
 from .ops.registry import read_element_type
-from .shapes import parameter_shape, require_port_dims
+from .shapes import parameter_shape
 
 Array = npt.NDArray[Any]
 
@@ -298,7 +298,6 @@ def run_pooling(
     convention an array of a type the CPU plugin holds in another (i16, u16, u32, u64,
     boolean) is pooled in that type and converted back, as the plugin does."""
     layer = bound.layer
-    require_port_dims(layer)
     check_dtype(bound, x)
     cv = bound.convention if convention is None else conv.get(convention)
     et = element_type_of_numpy(x.dtype.name)
@@ -430,7 +429,6 @@ def _pool_plugin(bound: Bound, src: Value, limit: int | None) -> tuple[PoolPlan,
     types held as i32 in i32), integers of more than one channel in float32 (and kept so for
     the next pooling layer)."""
     layer = bound.layer
-    require_port_dims(layer)
     check_dtype(bound, src.array, src.declared)
     shape = tuple(src.array.shape)
     if src.constant is not None and bound.spec.reduce == "max":
@@ -701,7 +699,9 @@ def run_layer(
             if want.name == "bfloat16" and x.dtype == np.uint16:
                 x = x.view(want)
             elif cast:
-                x = x.astype(want)
+                numeric_dtype(x, None)
+                with np.errstate(all="ignore"):
+                    x = np.asarray(x.astype(want))
             else:
                 raise InputError(
                     f"input has dtype {x.dtype}; the layer's input port is "

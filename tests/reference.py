@@ -104,11 +104,22 @@ def pool(x: np.ndarray, plan: PoolPlan) -> tuple[np.ndarray, np.ndarray | None]:
                 spatial = sum(q * s for q, s in zip(chosen, strides, strict=True))
             elif plan.empty_index == "minus_one":  # onnxruntime: every coordinate stays -1
                 spatial = -sum(strides)
+            elif plan.empty_index == "first_tap":
+                # PyTorch: per axis, the start stepped over negative positions by the dilation
+                firsts = []
+                for s0, a in zip(starts, plan.axes, strict=True):
+                    while s0 < 0:
+                        s0 += a.dilation
+                    firsts.append(s0)
+                spatial = sum(q * s for q, s in zip(firsts, strides, strict=True))
             else:
                 spatial = 0
             flat = plane_base + spatial
             if plan.index_axis > 0:
-                flat %= math.prod(plan.input_shape[plan.index_axis :])
+                block = math.prod(plan.input_shape[plan.index_axis :])
+                # PyTorch's first tap of an empty window may lie past the plane: not wrapped
+                unwrapped = chosen is None and plan.empty_index == "first_tap"
+                flat = plane_base % block + spatial if unwrapped else flat % block
             idx[(b, ch, *j)] = flat
     values = _cast(out, x.dtype, v.dtype, plan.bf16_flush)
     return values, (idx.astype(plan.index_dtype) if plan.indices and plan.reduce == "max" else None)

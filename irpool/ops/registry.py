@@ -328,7 +328,7 @@ def read_ir_value(attr: Attr, raw: str) -> object:
         if values is None:
             raise SpecError(
                 f'"{attr.wire}"="{_brief(raw)}" is not a list openvino reads; expected '
-                'comma-separated integers such as "2,2" (each a run of ASCII digits with an '
+                'comma-separated 64-bit integers such as "2,2" (each ASCII digits with an '
                 "optional leading '-', no empty item)"
             )
         if attr.minimum is not None and any(v < attr.minimum for v in values):
