@@ -63,6 +63,9 @@ class PoolParams:
     """onnxruntime runs this node's float32/float16 data through its MLAS kernels (set by the
     ONNX op rows: AveragePool-7..18 unless ceil_mode and count_include_pad are both set, MaxPool
     without Indices, dilations > 1 or storage_order=1); see Convention.onnxruntime_kernels."""
+    dilations_written: bool = True
+    """The layer writes its dilations (an openvino MaxPool-8/14 or AvgPool-16 may leave them
+    out or empty: read as ones, but its reference implementation then fails)."""
     notes: tuple[str, ...] = field(default=(), compare=False)
 
     @property
@@ -77,6 +80,10 @@ def dilated(window: int, dilation: int) -> int:
 
 
 def ceil_div(a: int, b: int) -> int:
+    return -(-a // b)
+
+
+def ceil_div_array(a: Any, b: int) -> Any:
     return -(-a // b)
 
 
@@ -259,13 +266,22 @@ class AxisPlan:
         return sum(1 for p in self.taps(j) if -self.pad_begin <= p < self.size + self.pad_end)
 
     def has_empty(self) -> bool:
-        """Whether some window of the axis has no tap inside the input."""
-        start = np.arange(self.out, dtype=np.int64) * self.stride - self.pad_begin
-        inside = np.zeros(self.out, dtype=bool)
-        for t in range(self.window):
-            pos = start + t * self.dilation
-            inside |= (pos >= 0) & (pos < self.size)
-        return not bool(inside.all())
+        """Whether some window of the axis has no tap inside the input.  Only a window that
+        starts before the input or at its end can miss it; of those starting before it, the
+        first one and one period of the stride against the dilation decide (so a huge axis
+        costs no more than a small one)."""
+        if self.out == 0:
+            return False
+        if self.start(self.out - 1) >= self.size:
+            return True
+        before = min(self.out, ceil_div(self.pad_begin, self.stride))
+        count = min(before, self.dilation + 1)
+        start = np.arange(count, dtype=np.int64) * self.stride - self.pad_begin
+        first = np.where(
+            start < 0, start + ceil_div_array(-start, self.dilation) * self.dilation, start
+        )
+        reach = start + (self.window - 1) * self.dilation
+        return bool(np.any((first > reach) | (first >= self.size)))
 
     def tap_range(self, t: int) -> tuple[int, int]:
         """Half-open range of windows j whose tap t lies inside the input."""
@@ -462,15 +478,18 @@ def torch_refusal(
     None.  `indices`: the call returns indices (1-D max pooling without them is max_pool1d,
     which has checks of its own); 1-D calls run as 2-D ones with a height of 1."""
     rank = len(shape) - 2
-    pads = [max(axis_pads(params, i, n, convention)) for i, n in enumerate(shape[2:])]
     k, d, s = params.window, params.dilations, params.strides
     max_pool = params.reduce == "max"
+    pads = [max(axis_pads(params, i, n, convention)) for i, n in enumerate(shape[2:])]
     rule = shape_rule(params.rounding, convention)
     outs = [
         torch_out_size(n, dilated(k[i], d[i]), s[i], pads[i], pads[i], rule)
         for i, n in enumerate(shape[2:])
     ]
+    zero = _torch_zero_dims(shape, max_pool, indices)
     if max_pool and rank == 1 and not indices:
+        if zero is not None:
+            return zero
         if pads[0] > k[0] // 2:
             return (
                 "max_pool1d() padding should be at most half of kernel size, but got "
@@ -480,12 +499,14 @@ def torch_refusal(
             return f"max_pool1d() Invalid computed output size: {outs[0]}"
         return None
     for i in range(rank):
-        dil = d[i] if max_pool else 1
+        dil = d[i]  # 1 in every torch average pooling call (an IR AvgPool-16 may have more)
         if pads[i] > dilated(k[i], dil) // 2:
             return (
                 "pad should be at most half of effective kernel size, but got "
                 f"pad={pads[i]}, kernel_size={k[i]} and dilation={dil}"
             )
+    if zero is not None:
+        return zero
     if max_pool and any(pads[i] > k[i] // 2 for i in range(rank)):
         if rank == 3:
             return (
@@ -513,6 +534,31 @@ def torch_refusal(
             "too small"
         )
     return None
+
+
+def _torch_zero_dims(shape: tuple[int, ...], max_pool: bool, indices: bool) -> str | None:
+    """PyTorch's words for a zero dimension other than N (N = 0 runs)."""
+    if not any(n == 0 for n in shape[1:]):
+        return None
+    rank = len(shape) - 2
+    listed = ", ".join(str(n) for n in shape)
+    if rank == 3:
+        where = "max_pool3d_with_indices_out_cpu_template()" if max_pool else "avg_pool3d()"
+        return (
+            f"{where}: Expected input's non-batch dimensions to have positive length, but "
+            f"input has a shape of [{listed}] and non-batch dimension 0 has length zero!"
+        )
+    if rank == 1 and max_pool and not indices:
+        return (
+            "max_pool1d: Expected 2D or 3D (batch mode) tensor with optional 0 dim batch "
+            f"size for input, but got:[{listed}]"
+        )
+    if rank == 1:
+        listed = ", ".join(str(n) for n in (*shape[:2], 1, shape[2]))
+    return (
+        "Expected 3D or 4D (batch mode) tensor with optional 0 dim batch size for input, "
+        f"but got:[{listed}]"
+    )
 
 
 def axis_formula(params: PoolParams, a: AxisPlan, convention: Convention) -> str:
@@ -543,11 +589,17 @@ def axis_formula(params: PoolParams, a: AxisPlan, convention: Convention) -> str
 
 def check_zero_dims(shape: tuple[int | None, ...], convention: Convention) -> None:
     """Refuse zero-sized dims (None: not static) as the convention's runtime does: openvino
-    and PyTorch refuse N = 0 and C = 0 here; onnxruntime runs N = 0 (an empty output) and
+    refuses N = 0 and C = 0 (its shape inference); onnxruntime runs N = 0 (an empty output) and
     refuses C = 0 and, with N > 0, any spatial 0 ("Only N can be zero"; measured with
-    onnxruntime 1.32 on every MaxPool and AveragePool version)."""
+    onnxruntime 1.32 on every MaxPool and AveragePool version); PyTorch runs N = 0 and refuses
+    every other zero (torch 2.13; its own words come from `torch_refusal`)."""
     if shape[1] == 0:
         raise ShapeError("Channel count is zero; expected C >= 1")
+    if convention.torch_checks:
+        zero = next((i for i, n in enumerate(shape[2:]) if n == 0), None)
+        if zero is not None:
+            raise ShapeError(f"PyTorch refuses a spatial size 0 (axis {zero}); only N can be zero")
+        return
     if not convention.onnxruntime_sizes:
         if shape[0] == 0:
             raise ShapeError("Batch size is zero; expected N >= 1")
@@ -555,7 +607,7 @@ def check_zero_dims(shape: tuple[int | None, ...], convention: Convention) -> No
     zero = next((i for i, n in enumerate(shape[2:]) if n == 0), None)
     if zero is not None and shape[0] != 0:
         raise ShapeError(
-            f"onnxruntime refuses a spatial size 0 (axis {zero}): \"Invalid input shape. Only "
+            f'onnxruntime refuses a spatial size 0 (axis {zero}): "Invalid input shape. Only '
             'N can be zero." (pool_attributes.h); expected every spatial size >= 1'
         )
 
@@ -641,12 +693,12 @@ def plan(
         )
     spatial = len(input_shape) - 2
     check_params(params, spatial)
-    check_zero_dims(tuple(input_shape), cv)
     if cv.torch_checks:
         used = params.indices and indices_used
         refused = torch_refusal(params, tuple(input_shape), cv, used)
         if refused is not None:
             raise SpecError(f"PyTorch refuses: {refused}")
+    check_zero_dims(tuple(input_shape), cv)
     sizes = tuple(input_shape[2:])
     rule = shape_rule(params.rounding, cv)
     axes = [axis_plan(params, i, n, cv) for i, n in enumerate(sizes)]
@@ -718,6 +770,12 @@ def for_dtype(base: PoolPlan, dtype: str | np.dtype[Any]) -> PoolPlan:
     )
 
 
+def _reference_kernel(p: PoolPlan) -> bool:
+    """Whether openvino's CPU plugin runs the layer on oneDNN's reference kernel rather than a
+    jit one: a dilation > 1, or a window with no tap in the input (measured)."""
+    return any(a.dilation > 1 for a in p.axes) or any(a.has_empty() for a in p.axes)
+
+
 def _plugin_refusal(name: str, p: PoolPlan) -> str | None:
     """Where openvino's CPU plugin has no kernel for the layer on data of dtype `name`
     (measured with openvino 2026.4.1; Convention.cpu_plugin_kernels)."""
@@ -729,7 +787,7 @@ def _plugin_refusal(name: str, p: PoolPlan) -> str | None:
         )
     if name in ("int32", "int64") and p.reduce == "mean" and p.input_shape[1] == 1:
         dilated = any(a.dilation > 1 for a in p.axes)
-        if dilated or any(a.has_empty() for a in p.axes):
+        if _reference_kernel(p):
             why = "a dilation > 1" if dilated else "a window with no tap in the input"
             return (
                 f"openvino's CPU plugin has no kernel for a one-channel i32 {p.op} with {why} "
@@ -775,8 +833,7 @@ def _max_start(name: str, compute: str, p: PoolPlan) -> tuple[float | int, float
     lowest: float | int = (
         float(np.finfo(compute).min) if kind == "f" else int(np.iinfo(compute).min)
     )
-    reference = any(a.has_empty() or a.dilation > 1 for a in p.axes)
-    if name == "bfloat16" and p.empty == "lowest" and p.bf16_flush and reference:
+    if name == "bfloat16" and p.empty == "lowest" and p.bf16_flush and _reference_kernel(p):
         lowest = BF16_LOWEST
     if p.empty == "-inf" and kind == "f":
         return lowest, -math.inf

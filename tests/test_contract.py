@@ -639,20 +639,34 @@ RUN_RULES = {
         "declares 2 output ports",
         ":11:",
     ),
-    "no dims on run": (
-        lambda t: t.replace(
-            '<port id="1" precision="FP32"><dim>1</dim><dim>1</dim><dim>2</dim><dim>2</dim></port>',
-            '<port id="1" precision="FP32"/>',
-        ),
-        "no <dim>",
-        ":11:",
-    ),
     "element type": (
         lambda t: t.replace('element_type="f32"', 'element_type="string"'),
         "element type string is not supported",
         ':4: layer "x"',
     ),
 }
+
+
+def test_dimless_ports_run_as_openvino_runs_them(tmp_path: Path) -> None:
+    """A port without <dim> declares a scalar; openvino ignores port dims when it runs a net,
+    and so does run.  check refuses a pooling layer's dim-less output port and reports a
+    dim-less input port fed by a 4-D tensor as a finding (measured, openvino 2026.4.1)."""
+    out_port = GOOD.replace(
+        '<port id="1" precision="FP32"><dim>1</dim><dim>1</dim><dim>2</dim><dim>2</dim></port>',
+        '<port id="1" precision="FP32"/>',
+    )
+    in_port = GOOD.replace(
+        '<input><port id="0"><dim>1</dim><dim>1</dim><dim>4</dim><dim>4</dim></port></input>',
+        '<input><port id="0"/></input>',
+        1,
+    )
+    for text in (out_port, in_port):
+        path = write(tmp_path, text)
+        o = cli("run", str(path), "-o", str(tmp_path / "o.npz"), "--force")
+        assert o.code == 0, o.stderr
+    assert_refused(cli("check", str(write(tmp_path, out_port))), "no <dim>", where=":11:")
+    o = cli("check", str(write(tmp_path, in_port)))
+    assert o.code == 1 and "declares a scalar" in o.stdout, o.stdout
 
 
 @pytest.mark.parametrize("rule", sorted(RUN_RULES))

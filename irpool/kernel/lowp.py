@@ -106,12 +106,16 @@ def store(acc: Array, dst: Array, name: str, flush: bool = False) -> None:
 
 
 def float_to_int(result: Array, dtype: np.dtype[Any]) -> Array:
-    """A float mean to an integer type, as openvino's CPU plugin converts: saturating, and a
-    NaN (an empty window, 0/0) becomes 0 for 8-bit types and INT32_MIN for 32/64-bit ones."""
+    """A float mean to an integer type, as openvino's CPU plugin converts: saturating (int32 at
+    2147483520), and a NaN (an empty window, 0/0) becomes 0 for 8-bit types and INT32_MIN for
+    32/64-bit ones."""
     info = np.iinfo(dtype)
     nan_value = 0 if info.bits == 8 else np.iinfo(np.int32).min
     result = np.where(np.isnan(result), nan_value, result)
-    return np.clip(result, info.min, info.max)
+    # a float32 result reaches int32 through a reorder that saturates at the largest float32
+    # below 2^31 (measured)
+    top = I32_TOP_F32 if dtype == np.int32 else info.max
+    return np.clip(result, info.min, top)
 
 
 def integers_as_float32(x: Array) -> Array:
@@ -129,7 +133,4 @@ def round_to_integer(values: Array, dtype: np.dtype[Any]) -> Array:
     width = np.dtype(np.int32) if dtype.itemsize == 8 else dtype
     with np.errstate(invalid="ignore"):
         rounded = float_to_int(np.rint(values.astype(np.float64)), width)
-    if width == np.int32:
-        # the f32 -> i32 reorder saturates at the largest float32 below 2^31 (measured)
-        rounded = np.minimum(rounded, I32_TOP_F32)
     return np.asarray(rounded.astype(dtype))

@@ -231,7 +231,9 @@ def convert(x: Array, src: str, dst: str) -> tuple[Array, str]:
     """
     x = np.asarray(x)
     if src == dst:
-        return x, src
+        # a Parameter's own type other than an internal one is read into the internal type
+        # even by a Convert to that same type (f64 clamped, i64 wrapped; measured)
+        return (x, src) if src == "f16" else widen(x, src)
     if dst == "f16":
         if src == "f16":
             return x, "f16"
@@ -410,13 +412,14 @@ def store_constant(value: Array, et: str) -> tuple[Array, str]:
 
 
 def store_folded(x: Array, src: str, dst: str) -> tuple[Array, str]:
-    """How the plugin holds the result of a folded Convert (`fold_convert(x, src, dst)`):
+    """How the plugin holds the result of a folded Convert (`fold_convert(x, src, dst)`; with
+    src == dst, a folded MaxPool's output x):
     float32 with subnormals as +0.0 (and -0.0 as +0.0 when the source was f64 or bf16); f64 as
     float32 clamped to +-FLT_MAX; the types held as i32 clamped into i32; f16 widened."""
     v = fold_convert(x, src, dst)
-    if dst == "f32":
+    if dst == "f32":  # (src == dst: a folded MaxPool's output, -0.0 kept)
         stored = flush_f32(v, zeros=src in ("f64", "bf16"))
         return stored, "f32"
     if dst == "f64":
         return to_f32(clamp_keep_nan(v.astype(np.float64), -FLT_MAX, FLT_MAX)), "f32"
-    return store_constant(v, dst) if dst != "f32" else (v, dst)
+    return store_constant(v, dst)

@@ -224,6 +224,8 @@ def params(spec: OpSpec, data: Mapping[str, str], rank: int | None = None) -> Po
         index_axis=index_axis,
         index_dtype="int32" if index_type == "i32" else "int64",
         openvino_checks=True,
+        dilations_written=bool(_ints(values.get("dilations", ())))
+        or "dilations" not in spec.wire_names(),
         notes=tuple(notes),
     )
 
