@@ -456,7 +456,7 @@ def _pool_plugin(
         # an f64 constant reaches a pooling layer with its float32 subnormals flushed (where a
         # Result gets them; measured, openvino 2026.4.1)
         x = elements.flush_f32(x, zeros=False)
-    if held not in INTERNAL:  # a Parameter's own type
+    if held not in INTERNAL or held == "f16":  # a Parameter's own type; f16 pools in f32
         x, held = elements.widen(x, held)
     if src.declared in elements.INTEGRAL:
         inner = bound.plan(shape, numpy_dtype(elements.held_type(src.declared)))

@@ -244,6 +244,51 @@ def test_convert_and_held_precision_chains(ov: ModuleType, tmp_path: Path, case:
     assert why is None, why + "\n" + xml
 
 
+REGRESSIONS = [
+    ("f16", ["max1", "i32"], [np.inf, -np.inf, 65504, 1, np.nan, 2, 3, 4]),
+    ("f16", ["i32"], [np.inf, -np.inf, 65504, 1, np.nan, 2, 3, 4]),
+    ("bf16", ["f16", "avg2"], [131072, -130560, 70000, 70000, 65519, 1, 2, 3]),
+    ("f64", ["avg1", "i32"], [np.inf, 1e300, -1e300, 3e9, np.nan, 2.5, -7.5, 1.0]),
+    ("f64", ["i8"], [np.inf, 1e300, -1e300, 300, np.nan, 2.5, -7.5, 1.0]),
+    ("f64", ["f64"], [np.inf, 1e300, 1e-320, -0.0, np.nan, 2.5, -7.5, 1.0]),
+    ("i64", ["i64"], [-(2**63), 2**40 + 7, -(2**33) - 1, 5, 0, 1, 2, 3]),
+    ("f32", ["avg2", "i32"], [np.nan, 1, np.inf, 5, -np.inf, 7, 3e9, 1]),
+    ("f32", ["f16", "f32"], [131072, -130560, 70000, 1e-8, 65519, 1, 2, 3]),
+    ("i32", ["f16", "max2", "i32"], [2**31 - 1, -(2**31), 70000, 65519, 100000, 3, 2**24 + 1, 5]),
+    ("f32", ["bf16"], [1e-40, -9.18e-41, 3e9, np.inf, np.nan, 1.00390625, 1.01171875, 0]),
+    ("u32", ["bf16"], [3_000_000_000, 7, 0, 2**31, 1, 2, 3, 4]),
+]
+"""Chains from issue 19 and from bugs the property test found: each must stay right."""
+
+
+@pytest.mark.parametrize(("src", "steps", "values"), REGRESSIONS)
+def test_chain_regressions(
+    ov: ModuleType, tmp_path: Path, src: str, steps: list[str], values: list[float]
+) -> None:
+    net = NetBuilder("chain")
+    with np.errstate(all="ignore"):
+        x = np.array(values, dtype=np.float64 if src in FLOATS else np.int64)
+        if src == "bf16":
+            x = x.astype(np.float32)
+        x = x.astype(numpy_dtype(src)).reshape(1, 1, 8)
+    cur = net.parameter("x", x.shape, src)
+    n, et = 8, src
+    for i, step in enumerate(steps):
+        if step in POOLS:
+            family, version, data = POOLS[step]
+            n = _out_len(n, step)
+            (cur,) = net.op(family, version, f"p{i}", data, [cur], [((1, 1, n), et)])
+        else:
+            et = step
+            data = {"destination_type": et}
+            (cur,) = net.op("Convert", "opset1", f"c{i}", data, [cur], [((1, 1, n), et)])
+    net.result("out", cur)
+    xml = net.xml()
+    ours = irpool_outputs(tmp_path, xml, b"", {"x": x})
+    why = agree(ours, openvino_outputs(xml, b"", {"x": x}))
+    assert why is None, why
+
+
 @st.composite
 def integer_layers(draw: st.DrawFn) -> tuple[str, bytes, dict[str, np.ndarray]]:
     """An integer pooling layer of 1 or 3 channels (maybe constant, maybe dilated or with an
