@@ -263,11 +263,13 @@ def _cmd_run(args: argparse.Namespace) -> int:
         plan, outputs = run_layer(graph, args.layer, x, args.convention, args.cast, limit)
         plans = {layer.label: plan}
         tensors: dict[str, Any] = {}
+        notes: list[str] = []
     else:
         if not inputs:
             inputs = random_inputs(graph, args.seed, low, high, limit)
         result = run_graph(graph, inputs, args.convention, args.cast, limit, sources)
         outputs, plans, tensors = result.outputs, result.plans, result.tensors
+        notes = result.notes
     if not input_paths:
         inputs_path = os.path.splitext(args.output)[0] + ".inputs.npz"
         check_output(inputs_path, args.force, protected)
@@ -284,6 +286,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
         )
     for name, array in to_save.items():
         print(f"  {name}: {array.dtype.name} {list(array.shape)}")
+    for note in notes:
+        print(f"note: {note}")
     print(
         f"wrote {args.output}"
         + (f" and the random inputs to {inputs_path} (seed {args.seed})" if inputs_path else "")

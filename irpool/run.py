@@ -49,6 +49,8 @@ class RunResult:
     bound: dict[str, Bound] = field(default_factory=dict)
     """Each pooling layer as `bind` made it (by label)."""
     inputs: dict[str, Array] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+    """Where irpool computed by a rule the runtime was not measured for (the report says so)."""
 
 
 def unsupported_layers(graph: Graph) -> list[Layer]:
@@ -375,11 +377,36 @@ class Value:
     MaxPools of constants, folded): the model's constant, of the declared type; `array` is
     what the plugin stores for it."""
     jit_read: Array | None = None
+    constant_type: str | None = None
+    """The element type `constant` is of when it is not the declared one (a folded f16 MaxPool
+    is evaluated, and kept, in float32)."""
+    late: bool = False
+    """A constant folded only after the plugin has retyped the model to its inference precision
+    (downstream of an f64 MaxPool of a constant): a Convert to f16 there rounds nothing."""
     """What the plugin's jit consumers read instead of `array` (a u8 AvgPool of several
     channels: an empty window's NaN mean reaches them as 255, see `_u8_blocked_nan`)."""
 
+    @property
+    def folded_type(self) -> str:
+        """The element type of `constant`."""
+        return self.constant_type or self.declared
+
+    @property
+    def late_type(self) -> str:
+        """The element type of `constant` once the plugin has retyped f64 and f16 to f32."""
+        return LATE_RETYPE.get(self.folded_type, self.folded_type)
+
     def output(self, v10: bool = False) -> Array:
         """The tensor as a Result of the model gives it."""
+        if v10 and self.constant is not None:
+            # the retyping is a Convert in the model, folded with the constant (measured: an
+            # i64 constant wraps to i32 there, where the plugin's storage would clamp it)
+            target = V10_OUTPUTS.get(self.declared, "f32")
+            value, held = elements.store_folded(self.constant, self.folded_type, target)
+            return elements.deliver(value, held, target)
+        if self.late and self.constant is not None and self.declared != self.late_type:
+            # the Result's conversion is folded too (static_cast: no clamp at f64)
+            return elements.fold_convert(self.constant, self.late_type, self.declared)
         if v10:
             return v10_output(self.array, self.held, self.declared)
         return elements.deliver(self.array, self.held, self.declared)
@@ -389,6 +416,11 @@ def _declared_value(array: Array) -> Value:
     et = element_type_of_numpy(array.dtype.name) or "f32"
     return Value(np.asarray(array), et, et)
 
+
+LATE_RETYPE = {**elements.HELD, "f16": "f32"}
+"""How the CPU plugin retypes a model (f32 inference precision: f64 and f16 to f32, the types
+held as i32 to i32, boolean to u8) before its own constant folding: constants downstream of an
+f64 MaxPool of a constant are folded after it."""
 
 INTERNAL = ("f32", "f16", "bf16", "i32", "i8", "u8")
 """The types openvino's CPU plugin computes in (f16 only as a Parameter's own type)."""
@@ -415,10 +447,17 @@ def _convert(layer: Layer, src: Value, plugin: bool) -> Value:
             return _declared_value(src.output())
         value, held = elements.convert(src.output(), src.declared, target)
         return Value(elements.deliver(value, held, target), target, target)
+    if src.constant is not None and src.late:
+        # folded after the plugin retyped f64 and f16 to f32 (static_cast between the new types)
+        retyped = LATE_RETYPE.get(target, target)
+        value = elements.fold_convert(src.constant, src.late_type, retyped)
+        if target == "f32":  # stored as a float32 constant (an f64 one keeps its subnormals)
+            value = elements.flush_f32(value)
+        return Value(value, retyped, target, value, constant_type=retyped, late=True)
     if src.constant is not None:
-        constant = elements.fold_convert(src.constant, src.declared, target)
-        stored, held = elements.store_folded(src.constant, src.declared, target)
-        return Value(stored, held, target, constant)
+        constant = elements.fold_convert(src.constant, src.folded_type, target)
+        stored, held = elements.store_folded(src.constant, src.folded_type, target)
+        return Value(stored, held, target, constant, late=src.late)
     x, held = _read_integers(src)
     if src.jit_read is not None and target in JIT_CONVERTS:
         x = src.jit_read
@@ -447,15 +486,15 @@ def _pool_plugin(
     layer = bound.layer
     check_dtype(bound, src.array, src.declared)
     shape = tuple(src.array.shape)
-    if src.constant is not None and bound.spec.reduce == "max":
-        return _fold_max(bound, src, limit)
+    if src.constant is not None and bound.spec.reduce == "max" and src.declared != "boolean":
+        return _fold_max(bound, src, limit)  # (a boolean one runs in u8, measured)
     x, held = src.array, src.held
     if src.jit_read is not None:
         x = src.jit_read
-    if src.constant is not None and src.declared == "f64":
-        # an f64 constant reaches a pooling layer with its float32 subnormals flushed (where a
-        # Result gets them; measured, openvino 2026.4.1)
-        x = elements.flush_f32(x, zeros=False)
+    if src.constant is not None and src.declared == "f64" and bound.spec.reduce == "mean":
+        # an f64 constant reaches an AvgPool as a float32 constant the plugin stores
+        # (flush_f32); a MaxPool and a Result get its float32 values as they are (measured)
+        x = elements.flush_f32(x)
     if held not in INTERNAL or held == "f16":  # a Parameter's own type; f16 pools in f32
         x, held = elements.widen(x, held)
     if src.declared in elements.INTEGRAL:
@@ -492,7 +531,8 @@ def _fold_max(bound: Bound, src: Value, limit: int | None) -> tuple[PoolPlan, li
     assert src.constant is not None
     constant = src.constant
     et = src.declared
-    if not bound.params.dilations_written:
+    if not bound.params.dilations_written and et not in ("f64", "i16", "u16"):
+        # (the core folds these types only after the plugin's retyping, which does not fail)
         raise SpecError(
             f"openvino cannot fold this {bound.spec.label} of a constant: its dilations are "
             'missing or empty ("One of the MaxPool params does not match the 3D '
@@ -502,9 +542,21 @@ def _fold_max(bound: Bound, src: Value, limit: int | None) -> tuple[PoolPlan, li
     plan_dtype = numpy_dtype(elements.held_type(et) if et not in ("f16", "f64") else et)
     p = bound.plan(tuple(constant.shape), plan_dtype)
     check_elements(p.output_shape, f'output of "{bound.layer.label}"', limit, bound.layer.where())
-    folded = fold_max_pool(constant, p, et)
-    stored, held = elements.store_folded(folded, et, et)
-    outs = [Value(stored, held, et, folded)]
+    folded = fold_max_pool(constant, p, src.folded_type)
+    if et == "f16":
+        # evaluated in float32 and kept so (a Convert to f32 after it gives -FLT_MAX for a
+        # window of NaN, not an f16 -inf; measured)
+        folded = np.asarray(folded, dtype=np.float32)
+        outs = [Value(folded, "f32", et, folded, constant_type="f32", late=True)]
+    else:
+        # an f64 (or f16) MaxPool is folded only once the plugin has retyped the model to f32
+        # (measured: a Convert to f16 or f64 after it rounds or clamps nothing, one to i64
+        # truncates to i32); integer ones are folded before, in their own type
+        stored, held = elements.store_folded(folded, et, et)
+        if src.late or et == "f64":
+            outs = [Value(stored, held, et, stored, constant_type=held, late=True)]
+        else:
+            outs = [Value(stored, held, et, folded)]
     if p.indices:
         x, _ = elements.widen(constant, et) if et not in ("f32", "bf16") else (constant, et)
         _, found = run_pooling(bound, np.asarray(x))
@@ -593,7 +645,7 @@ def run_graph(
         elif role == "reshape":
             spec = REGISTRY.spec(layer)
             assert spec is not None and spec.execute is not None
-            outs = _reshape(layer, spec.execute, ins, plugin)
+            outs = _reshape(layer, spec.execute, ins, plugin, result.notes)
         elif role == "result":
             name = layer.name or layer.label
             result.outputs[name] = ins[0].output(v10)
@@ -630,10 +682,19 @@ def _pool_plain(
     return p, [_declared_value(a) for a in outs]
 
 
-def _reshape(layer: Layer, execute: Any, ins: list[Value], plugin: bool) -> list[Value]:
+def _reshape(
+    layer: Layer, execute: Any, ins: list[Value], plugin: bool, notes: list[str] | None = None
+) -> list[Value]:
     """Squeeze/Unsqueeze: the shape changes, the values stay as held (an integer tensor held in
     float32 is reordered first; ONNX rounds an f16 tensor held in float32 back to f16)."""
     src = ins[0]
+    unmeasured = src.held not in (src.declared, elements.held_type(src.declared))
+    if plugin and notes is not None and (unmeasured or src.jit_read is not None):
+        notes.append(
+            f'layer "{layer.label}" ({layer.type}): a {src.declared} tensor the CPU plugin holds '
+            f"as {src.held} was not measured through a {layer.type}; irpool assumes the plugin "
+            "keeps holding it so"
+        )
     if plugin:
         x, held = _read_integers(src)
         if src.constant is not None:

@@ -134,8 +134,12 @@ def test_d3_measured(ov: ModuleType, torch: ModuleType) -> None:
     got_ov = openvino_rt.infer(openvino_rt.compile_model(openvino_rt.read_xml(xml)), [x])[0]
     got_torch = torch.nn.functional.avg_pool2d(torch.from_numpy(x), 3, 2, 1, True, True).numpy()
     params = torch_ops.params("avg_pool2d", 3, 2, 1, ceil_mode=True, count_include_pad=True)
-    np.testing.assert_allclose(got_ov, pool(x, plan(params, x.shape, "openvino", dtype=x.dtype))[0], rtol=1e-6)
-    np.testing.assert_allclose(got_torch, pool(x, plan(params, x.shape, "torch", dtype=x.dtype))[0], rtol=1e-6)
+    np.testing.assert_allclose(
+        got_ov, pool(x, plan(params, x.shape, "openvino", dtype=x.dtype))[0], rtol=1e-6
+    )
+    np.testing.assert_allclose(
+        got_torch, pool(x, plan(params, x.shape, "torch", dtype=x.dtype))[0], rtol=1e-6
+    )
 
 
 def test_d15_ceil_and_ceil_torch_shapes() -> None:

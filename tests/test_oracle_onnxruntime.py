@@ -213,7 +213,12 @@ def test_max_nan_rules_match_onnxruntime(ort: ModuleType, onnx: ModuleType) -> N
             continue
         spec = onnx_ops.select("MaxPool", "", case["opset"])
         indices = case["n_outputs"] == 2
-        p = plan(onnx_ops.params(spec, case["attrs"], x.ndim, indices=indices), x.shape, "onnx", dtype=x.dtype)
+        p = plan(
+            onnx_ops.params(spec, case["attrs"], x.ndim, indices=indices),
+            x.shape,
+            "onnx",
+            dtype=x.dtype,
+        )
         path = f"{p.nan_max} {case['dtype']}"
         seen[path] = seen.get(path, 0) + 1
         got = irpool_run(case, x)

@@ -39,7 +39,7 @@ from ..errors import InputError, SpecError
 from ..geometry import PoolPlan
 from .average import direct_sum_chunk, mean_values, sum_chunk
 from .lowp import flush_subnormals, integers_as_float32, round_to_integer, store
-from .max_pool import half_max_chunk, max_chunk
+from .max_pool import first_zero_signs, half_max_chunk, max_chunk
 from .reduce import global_pool
 from .scratch import Scratch
 from .windows import (
@@ -156,6 +156,12 @@ def pool(x: Array, plan: PoolPlan, threads: int | None = None) -> tuple[Array, A
     )
     spaces: dict[int, Scratch] = {}
     flush = plan.bf16_flush and name == "bfloat16"
+    # the first of equal zero taps decides a zero maximum's sign (not onnxruntime's MLAS)
+    zero_signs = (
+        plan.reduce == "max"
+        and cdt.kind == "f"
+        and plan.nan_rule in ("ignore", "first", "propagate")
+    )
 
     def put(values: Array, dst: Array) -> None:
         store(values, dst, name, flush)
@@ -193,6 +199,8 @@ def pool(x: Array, plan: PoolPlan, threads: int | None = None) -> tuple[Array, A
                     put(values, dst)
                 elif flush:
                     flush_subnormals(dst)
+            if zero_signs:
+                first_zero_signs(raw, out_s[p0:p1], plan, name, cdt)
 
     starts = range(0, planes, rows)
     workers = _threads(threads)

@@ -159,15 +159,15 @@ def bf16_odd_round(x: Array, quiet_nan: bool = True) -> Array:
     return _bf16(r)
 
 
-def flush_f32(x: Array, zeros: bool = True) -> Array:
-    """float32 values whose exponent bits are 0 as +0.0 (subnormals; with `zeros`, -0.0 too):
-    how the plugin stores a float32 constant."""
+def flush_f32(x: Array) -> Array:
+    """How the plugin stores a float32 constant: when it holds a subnormal, every value whose
+    exponent bits are 0 (the subnormals and -0.0) becomes +0.0; otherwise nothing changes
+    (measured: [-0.0, 1.0] stays, [-0.0, 1e-40] becomes [0.0, 0.0])."""
     v = np.ascontiguousarray(np.asarray(x, dtype=np.float32)).copy()
     u = v.view(np.uint32)
     low = (u & 0x7F800000) == 0
-    if not zeros:
-        low &= (u & 0x7FFFFF) != 0
-    u[low] = 0
+    if np.any(low & ((u & 0x7FFFFF) != 0)):
+        u[low] = 0
     return v
 
 
@@ -392,9 +392,9 @@ def _clamp_into_i32(v: Array) -> Array:
 
 
 def store_constant(value: Array, et: str) -> tuple[Array, str]:
-    """How the plugin holds a constant of type `et` from the IR (a Const, or a folded
-    MaxPool): (the value, its internal type).  float32: every value whose exponent bits are 0
-    (subnormals and -0.0) as +0.0; i64/u64/u32/i16/u16: clamped (saturated) into i32, unlike
+    """How the plugin holds a constant of type `et` from the IR (a Const): (the value, its
+    internal type).  float32: see `flush_f32`; i64/u64/u32/i16/u16: clamped (saturated) into
+    i32, unlike
     Parameters, which wrap; f16 widened to f32 (held); f64 to f32 as a Convert would;
     boolean as u8."""
     v = np.asarray(value)
@@ -413,13 +413,11 @@ def store_constant(value: Array, et: str) -> tuple[Array, str]:
 
 def store_folded(x: Array, src: str, dst: str) -> tuple[Array, str]:
     """How the plugin holds the result of a folded Convert (`fold_convert(x, src, dst)`; with
-    src == dst, a folded MaxPool's output x):
-    float32 with subnormals as +0.0 (and -0.0 as +0.0 when the source was f64 or bf16); f64 as
-    float32 clamped to +-FLT_MAX; the types held as i32 clamped into i32; f16 widened."""
+    src == dst, a folded MaxPool's output x): float32 as `flush_f32` stores it; f64 as float32
+    clamped to +-FLT_MAX; the types held as i32 clamped into i32; f16 widened."""
     v = fold_convert(x, src, dst)
-    if dst == "f32":  # (src == dst: a folded MaxPool's output, -0.0 kept)
-        stored = flush_f32(v, zeros=src in ("f64", "bf16"))
-        return stored, "f32"
+    if dst == "f32":  # (src == dst: a folded MaxPool's output)
+        return flush_f32(v), "f32"
     if dst == "f64":
         return to_f32(clamp_keep_nan(v.astype(np.float64), -FLT_MAX, FLT_MAX)), "f32"
     return store_constant(v, dst)

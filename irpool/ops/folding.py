@@ -16,16 +16,16 @@ import numpy.typing as npt
 
 from ..geometry import PoolPlan
 from ..model import numpy_dtype
-from .elements import FLOATS, to_f16
+from .elements import FLOATS, FLT_MAX, clamp_keep_nan
 
 Array = npt.NDArray[Any]
 
 
 def _compute_type(et: str) -> np.dtype[Any]:
-    if et == "f64":
-        return np.dtype(np.float64)
     if et in FLOATS:
-        return np.dtype(np.float32)  # f16 and bf16 constants are evaluated in float32
+        # f16 and bf16 constants are evaluated in float32, and so are f64 ones, clamped to
+        # +-FLT_MAX first (measured: 16777217.0 gives 16777216, 1e300 gives FLT_MAX)
+        return np.dtype(np.float32)
     if et in ("u64", "u32", "u16", "u8", "boolean"):
         return np.dtype(np.uint64)
     return np.dtype(np.int64)
@@ -34,11 +34,15 @@ def _compute_type(et: str) -> np.dtype[Any]:
 def fold_max_pool(x: Array, plan: PoolPlan, et: str) -> Array:
     """The values of a MaxPool of the constant `x` (its declared type `et`), folded: every
     window starts from the lowest finite value of the type it is evaluated in (float32 for
-    f32/f16/bf16, float64, or the 64-bit integer), and a tap replaces the maximum only when it
+    f32/f16/bf16 and for f64 clamped to +-FLT_MAX, or the 64-bit integer), and a tap replaces
+    the maximum only when it
     is strictly greater (a NaN never wins, the first of equal taps stays: -0.0 before +0.0).
-    f16 and bf16 results are rounded to nearest even (-FLT_MAX becomes -inf, subnormals are
-    kept), as the core converts them back."""
+    bf16 results are rounded to nearest even (-FLT_MAX becomes -inf, subnormals are kept), as
+    the core converts them back; f16 ones are returned in float32, in which the plugin keeps
+    them (a Result rounds them to f16, a Convert to f32 after it keeps -FLT_MAX)."""
     cdt = _compute_type(et)
+    if et == "f64":
+        x = clamp_keep_nan(np.asarray(x, dtype=np.float64), -FLT_MAX, FLT_MAX)
     values = np.asarray(x).astype(cdt)
     if cdt.kind == "f":
         start: Any = np.finfo(cdt).min
@@ -60,5 +64,5 @@ def fold_max_pool(x: Array, plan: PoolPlan, et: str) -> Array:
         tap = values[where]
         np.copyto(best, tap, where=inside & (tap > best))
     if et == "f16":
-        return to_f16(best)
+        return best  # openvino holds it in float32 (the caller keeps it so)
     return np.asarray(best.astype(numpy_dtype(et)))

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 from ..errors import IrpoolError, SpecError
-from ..model import INT64_MAX, Layer
+from ..model import INT64_MAX, Layer, ascii_lower, ir_element_type
 
 if TYPE_CHECKING:
     from ..geometry import PoolParams
@@ -224,42 +224,6 @@ is_pooling = REGISTRY.is_pooling
 C_SPACE = " \t\n\v\f\r"
 """What C's isspace() skips in front of a number."""
 
-ELEMENT_TYPE_NAMES = (
-    "undefined",
-    "dynamic",
-    "boolean",
-    "bf16",
-    "f16",
-    "f32",
-    "f64",
-    "i4",
-    "i8",
-    "i16",
-    "i32",
-    "i64",
-    "u1",
-    "u2",
-    "u3",
-    "u4",
-    "u6",
-    "u8",
-    "u16",
-    "u32",
-    "u64",
-    "nf4",
-    "f8e4m3",
-    "f8e5m2",
-    "string",
-    "f4e2m1",
-    "f8e8m0",
-)
-"""The names openvino's reader takes for an element type attribute (any ASCII case)."""
-
-
-def ascii_lower(text: str) -> str:
-    """Lower-case A-Z only, as openvino's readers do (no Unicode case folding)."""
-    return "".join(chr(ord(c) + 32) if "A" <= c <= "Z" else c for c in text)
-
 
 def parse_ir_int(text: str) -> int | None:
     """One integer as openvino's IR reader reads it (an item of an integer list, or an int64
@@ -305,13 +269,13 @@ def read_element_type(raw: str, what: str) -> str:
     """An element type attribute (a Parameter's element_type, a Convert's destination_type, an
     index_element_type) as openvino reads it: an exact type name in any ASCII case ("F32" is
     f32; "FP32", "f32 ", "int32" are refused); "undefined" reads as "dynamic"."""
-    low = ascii_lower(raw)
-    if low not in ELEMENT_TYPE_NAMES:
+    et = ir_element_type(raw)
+    if et is None:
         raise SpecError(
             f'{what}="{_brief(raw)}" is not an element type openvino reads; expected an exact '
             "name such as f32, f16, bf16, i64, i32, u8 or boolean (any letter case, no spaces)"
         )
-    return "dynamic" if low == "undefined" else low
+    return et
 
 
 def _brief(raw: str, limit: int = 60) -> str:
