@@ -1,6 +1,6 @@
 """The divergences between runtimes, as one table, and the matrix of docs/divergences.md.
 
-Every known divergence (D1 ... D22, and two switches without a number) is one `Divergence`
+Every known divergence (D1 ... D44, and two switches without a number) is one `Divergence`
 record: its id, what differs, the systems it separates, the measured story, and the conditions
 under which it shows:
 
@@ -269,7 +269,7 @@ def _d17_between(used: PoolPlan, other: PoolPlan, x: Array) -> str | None:
     if empty_windows(used) is None:
         return None
     return (
-        "D17: the index of a max window with no tap in the input: "
+        "D39: the index of a max window with no tap in the input: "
         f"{_title(other.convention)} '{other.empty_index}', "
         f"{_title(used.convention)} '{used.empty_index}'"
     )
@@ -279,7 +279,7 @@ def _d21_between(used: PoolPlan, other: PoolPlan, x: Array) -> str | None:
     if used.reduce != "max" or used.dtype != "bfloat16" or used.max_start == other.max_start:
         return None
     return (
-        "D21: where a bfloat16 max starts: "
+        "D43: where a bfloat16 max starts: "
         f"{_title(other.convention)} {other.max_start:.5g}, "
         f"{_title(used.convention)} {used.max_start:.5g}"
     )
@@ -496,7 +496,7 @@ TABLE: tuple[Divergence, ...] = (
         "the declared pads (1.0); irpool's `onnx` convention follows each version",
     ),
     Divergence(
-        "D17",
+        "D39",
         "the index of a max window with no tap in the input",
         f"{OV} vs onnxruntime vs PyTorch",
         "n=2, k2 s2 p1 d3 ceil: OpenVINO 0 (the plane's first element), onnxruntime the plane's "
@@ -505,28 +505,28 @@ TABLE: tuple[Divergence, ...] = (
         between=_d17_between,
     ),
     Divergence(
-        "D18",
+        "D40",
         "zero-sized inputs",
         f"onnxruntime, PyTorch vs {OV}",
         "N = 0 runs in onnxruntime and PyTorch (an empty output), OpenVINO refuses it; C = 0 and "
         "(with N > 0) a spatial 0 are refused everywhere",
     ),
     Divergence(
-        "D19",
+        "D41",
         "a window larger than the padded input",
         f"{OV} vs {ORT_TORCH}",
         "n=1, k2 s2 ceil: PyTorch (floor division) and onnxruntime (truncation) give one "
         "window; OpenVINO refuses (kernel after dilation larger than the padded data)",
     ),
     Divergence(
-        "D20",
+        "D42",
         "padding more than half the window",
         f"PyTorch vs {OV}, onnxruntime",
         "PyTorch refuses pad > ((k-1)d+1)/2, and for max pooling pad > k/2 (k2 p2 d3); OpenVINO "
         "computes; onnxruntime refuses only pad >= k (D11)",
     ),
     Divergence(
-        "D21",
+        "D43",
         "where a bfloat16 max starts",
         f"{OV} reference kernel vs {OV} jit kernel, folding, PyTorch",
         "windows of -inf: -3.3895e38 (0xFF7F) on oneDNN's reference kernel (a dilation, an "
@@ -534,7 +534,7 @@ TABLE: tuple[Divergence, ...] = (
         between=_d21_between,
     ),
     Divergence(
-        "D22",
+        "D44",
         "float to integer conversion of NaN, infinity and out-of-range values",
         f"{OV} CPU Convert vs {OV} constant folding vs onnxruntime QLinearAveragePool",
         "f32 NaN/inf/3e9 -> i32: -2147483648 (CPU plugin and folding); f64 +inf -> i32: "
