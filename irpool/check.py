@@ -202,19 +202,26 @@ def _edge_findings(graph: Graph) -> list[Finding]:
     for e in graph.edges:
         src, dst = graph.layer(e.from_layer), graph.layer(e.to_layer)
         out, inp = src.output_port(e.from_port), dst.input_port(e.to_port)
-        if out is None or inp is None or out.dims is None or inp.dims is None:
+        if out is None or inp is None or out.dims is None:
             continue
-        if out.dims != inp.dims:
+        declared, said = inp.dims, ""
+        if declared is None:
+            # an IR port without <dim> declares a scalar (openvino's reader reads it so, and
+            # then ignores input port dims); ONNX ports without dims are only unknown
+            if graph.format != "ir" or not out.dims:
+                continue
+            declared, said = (), " (it has no <dim>, which declares a scalar)"
+        if out.dims != declared:
             found.append(
                 _finding(
                     dst,
                     "edge",
                     inp,
                     None,
-                    _declared_text(inp.dims),
+                    _declared_text(declared),
                     _declared_text(out.dims),
-                    f"input port {inp.id} declares {_declared_text(inp.dims)}, but the edge from "
-                    f'"{src.label}" port {out.id} (line {out.line}) declares '
+                    f"input port {inp.id} declares {_declared_text(declared)}{said}, but the "
+                    f'edge from "{src.label}" port {out.id} (line {out.line}) declares '
                     f"{_declared_text(out.dims)}",
                     line=inp.line,
                 )

@@ -113,8 +113,11 @@ CHECK = Command(
 # -- run ---------------------------------------------------------------------------------------
 
 
-def _input_specs(specs: list[str] | None, limit: int | None) -> tuple[dict[str, Any], list[str]]:
-    """Arrays from -i arguments ([NAME=]FILE.npy or FILE.npz) and the paths they came from."""
+def _input_specs(
+    specs: list[str] | None, limit: int | None, sources: dict[str, str] | None = None
+) -> tuple[dict[str, Any], list[str]]:
+    """Arrays from -i arguments ([NAME=]FILE.npy or FILE.npz) and the paths they came from;
+    `sources` is filled with the file of each array (an .npz member as FILE:MEMBER)."""
     from .arrays import load_arrays
 
     arrays: dict[str, Any] = {}
@@ -130,12 +133,16 @@ def _input_specs(specs: list[str] | None, limit: int | None) -> tuple[dict[str, 
             if key in arrays:
                 raise UsageError(f"input {key or '(unnamed)'} is given twice")
             arrays[key] = loaded[""]
+            if sources is not None:
+                sources[key] = path
         else:
             for key, array in loaded.items():
                 full = f"{name}.{key}" if name else key
                 if full in arrays:
                     raise UsageError(f"input {full} is given twice")
                 arrays[full] = array
+                if sources is not None:
+                    sources[full] = f"{path}:{key}"
     return arrays, paths
 
 
@@ -221,11 +228,12 @@ def _model_inputs(graph: Any, args: argparse.Namespace) -> dict[str, Any]:
     """The arrays given with -i bound to the model's Parameters, or random ones."""
     from .run import bind_inputs, parameters, random_inputs
 
-    inputs, _ = _input_specs(args.inputs, args.max_elements)
+    sources: dict[str, str] = {}
+    inputs, _ = _input_specs(args.inputs, args.max_elements, sources)
     if not inputs:
         low, high = _parse_range(args.range)
         return random_inputs(graph, args.seed, low, high, args.max_elements)
-    bound = bind_inputs(graph, inputs, args.cast)
+    bound = bind_inputs(graph, inputs, args.cast, sources)
     return {la.name or la.label: bound[la.index] for la in parameters(graph)}
 
 
@@ -250,7 +258,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
 
     limit = args.max_elements
     graph = load_model(args.model)
-    inputs, input_paths = _input_specs(args.inputs, limit)
+    sources: dict[str, str] = {}
+    inputs, input_paths = _input_specs(args.inputs, limit, sources)
     protected = [args.model, os.path.splitext(args.model)[0] + ".bin", *input_paths]
     check_output(args.output, args.force, protected)
     if not args.output.lower().endswith(".npz"):
@@ -276,11 +285,13 @@ def _cmd_run(args: argparse.Namespace) -> int:
         plan, outputs = run_layer(graph, args.layer, x, args.convention, args.cast, limit, extra)
         plans: dict[str, Any] = {layer.label: plan}
         tensors: dict[str, Any] = {}
+        notes: list[str] = []
     else:
         if not inputs:
             inputs = random_inputs(graph, args.seed, low, high, limit)
-        result = run_graph(graph, inputs, args.convention, args.cast, limit)
+        result = run_graph(graph, inputs, args.convention, args.cast, limit, sources)
         outputs, plans, tensors = result.outputs, result.all_plans(), result.tensors
+        notes = result.notes
     if not input_paths:
         inputs_path = os.path.splitext(args.output)[0] + ".inputs.npz"
         check_output(inputs_path, args.force, protected)
@@ -300,6 +311,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
             print(f"  note: {refused}; irpool computes the layer all the same")
     for name, array in to_save.items():
         print(f"  {name}: {array.dtype.name} {list(array.shape)}")
+    for note in notes:
+        print(f"note: {note}")
     print(
         f"wrote {args.output}"
         + (f" and the random inputs to {inputs_path} (seed {args.seed})" if inputs_path else "")

@@ -22,7 +22,7 @@ NanMax = Literal[
 EmptyMean = Literal["openvino", "nan", "zero"]
 EmptyMax = Literal["lowest", "-inf"]
 IntMean = Literal["half_even", "trunc"]
-EmptyIndex = Literal["plane_start", "minus_one"]
+EmptyIndex = Literal["plane_start", "minus_one", "first_tap"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -67,13 +67,28 @@ class Convention:
     """The index of a max window with no tap in the input (only dilations make one there):
     OpenVINO points at the first element of the window's plane; onnxruntime's loop leaves every
     spatial coordinate at -1, so its flat index is the plane's offset minus the sum of the
-    spatial strides (measured: -8 for the first plane of a 1x7 input)."""
+    spatial strides (measured: -8 for the first plane of a 1x7 input); PyTorch points at the
+    window's first tap after stepping over the negative positions by the dilation, even where
+    that lies past the input (measured with torch 2.13)."""
     integers_in_float32: bool = False
     """OpenVINO's CPU plugin pools an integer tensor of more than one channel, or with a
     dilation, in float32: the input converted (i64 wrapped to 32 bits first), pooled as float32
     is, the result rounded half to even and saturated; a MaxPool-8/14 whose indices output is
     used, and a one-channel undilated layer, keep integers (measured on every op version, i8 to
     i64, 1 or 3 channels, dilation 1 or 2, rank 1-3; docs/semantics.md)."""
+    torch_checks: bool = False
+    """PyTorch's acceptance and output sizes (torch 2.13, measured): padding at most half of the
+    effective kernel, max pooling's padding at most half of the undilated kernel, avg_pool3d's
+    input at least the kernel, then floor((n + 2p - k_eff + (ceil ? s - 1 : 0)) / s) + 1 with
+    floor division and ceil's last-window drop, refused below 1; windows larger than the padded
+    input are computed (docs/semantics.md "PyTorch's checks")."""
+    cpu_plugin_kernels: bool = False
+    """openvino's CPU plugin choice of kernel decides numbers and refusals (measured with
+    openvino 2026.4.1, docs/semantics.md): bfloat16 results are rounded to nearest even with
+    subnormals flushed to zero; a bfloat16 MaxPool on oneDNN's reference kernel (a dilation
+    > 1, or a window with no tap in the input) starts from bfloat16's lowest value; it has no
+    kernel for a bfloat16 MaxPool-8/14 whose indices are used, nor for a one-channel i32
+    AvgPool that needs the reference kernel (an empty window, or a dilation > 1)."""
     onnxruntime_kernels: bool = False
     """onnxruntime's choice of CPU kernel decides numbers and refusals (measured with
     onnxruntime 1.32, docs/semantics.md): a node its front end marks for MLAS
@@ -100,6 +115,7 @@ OPENVINO = Convention(
     nan_max="ignore",
     narrow_64bit=True,
     integers_in_float32=True,
+    cpu_plugin_kernels=True,
 )
 ONNX = Convention(
     name="onnx",
@@ -111,7 +127,13 @@ ONNX = Convention(
     onnxruntime_kernels=True,
 )
 TORCH = Convention(
-    name="torch", title="PyTorch", empty_max="-inf", nan_max="propagate", int_mean="trunc"
+    name="torch",
+    title="PyTorch",
+    empty_max="-inf",
+    nan_max="propagate",
+    int_mean="trunc",
+    empty_index="first_tap",
+    torch_checks=True,
 )
 
 TF = Convention(

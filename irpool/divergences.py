@@ -1,6 +1,6 @@
 """The divergences between runtimes, as one table, and the matrix of docs/divergences.md.
 
-Every known divergence (D1 ... D35, and two switches without a number) is one `Divergence`
+Every known divergence (D1 ... D44, and two switches without a number) is one `Divergence`
 record: its id, what differs, the systems it separates, the measured story, and the conditions
 under which it shows:
 
@@ -521,6 +521,28 @@ def _d33_between(used: FamilyPlan, other: FamilyPlan, x: Array) -> str | None:
     return None
 
 
+def _d39_between(used: PoolPlan, other: PoolPlan, x: Array) -> str | None:
+    if used.empty_index == other.empty_index or not used.indices:
+        return None
+    if empty_windows(used) is None:
+        return None
+    return (
+        "D39: the index of a max window with no tap in the input: "
+        f"{_title(other.convention)} '{other.empty_index}', "
+        f"{_title(used.convention)} '{used.empty_index}'"
+    )
+
+
+def _d43_between(used: PoolPlan, other: PoolPlan, x: Array) -> str | None:
+    if used.reduce != "max" or used.dtype != "bfloat16" or used.max_start == other.max_start:
+        return None
+    return (
+        "D43: where a bfloat16 max starts: "
+        f"{_title(other.convention)} {other.max_start:.5g}, "
+        f"{_title(used.convention)} {used.max_start:.5g}"
+    )
+
+
 OV = "OpenVINO"
 ORT_TORCH = "onnxruntime, PyTorch"
 
@@ -939,6 +961,52 @@ TABLE: tuple[Divergence, ...] = (
         "[NaN, 2, 0.5]: TensorFlow NaN, OpenVINO 2; all -inf: TensorFlow -inf, OpenVINO "
         "-3.4028235e38",
         converted=_d38_converted,
+    ),
+    Divergence(
+        "D39",
+        "the index of a max window with no tap in the input",
+        f"{OV} vs onnxruntime vs PyTorch",
+        "n=2, k2 s2 p1 d3 ceil: OpenVINO 0 (the plane's first element), onnxruntime the plane's "
+        "offset minus the spatial strides (-8 on a 1x7 plane), PyTorch 2 (the first tap after "
+        "stepping over the padding by the dilation, past the input)",
+        between=_d39_between,
+    ),
+    Divergence(
+        "D40",
+        "zero-sized inputs",
+        f"onnxruntime, PyTorch vs {OV}",
+        "N = 0 runs in onnxruntime and PyTorch (an empty output), OpenVINO refuses it; C = 0 and "
+        "(with N > 0) a spatial 0 are refused everywhere",
+    ),
+    Divergence(
+        "D41",
+        "a window larger than the padded input",
+        f"{OV} vs {ORT_TORCH}",
+        "n=1, k2 s2 ceil: PyTorch (floor division) and onnxruntime (truncation) give one "
+        "window; OpenVINO refuses (kernel after dilation larger than the padded data)",
+    ),
+    Divergence(
+        "D42",
+        "padding more than half the window",
+        f"PyTorch vs {OV}, onnxruntime",
+        "PyTorch refuses pad > ((k-1)d+1)/2, and for max pooling pad > k/2 (k2 p2 d3); OpenVINO "
+        "computes; onnxruntime refuses only pad >= k (D11)",
+    ),
+    Divergence(
+        "D43",
+        "where a bfloat16 max starts",
+        f"{OV} reference kernel vs {OV} jit kernel, folding, PyTorch",
+        "windows of -inf: -3.3895e38 (0xFF7F) on oneDNN's reference kernel (a dilation, an "
+        "empty window), -inf (0xFF80) on the jit kernel, when folded, and in PyTorch",
+        between=_d43_between,
+    ),
+    Divergence(
+        "D44",
+        "float to integer conversion of NaN, infinity and out-of-range values",
+        f"{OV} CPU Convert vs {OV} constant folding vs onnxruntime QLinearAveragePool",
+        "f32 NaN/inf/3e9 -> i32: -2147483648 (CPU plugin and folding); f64 +inf -> i32: "
+        "2147483647 (CPU plugin, saturates), -2147483648 (folding); f64 300 -> i8: 127 (CPU "
+        "plugin), 44 (folding); QLinearAveragePool y_scale 0 or NaN: the type's minimum",
     ),
     Divergence(
         "empty-windows",

@@ -64,6 +64,9 @@ class PoolParams:
     """onnxruntime runs this node's float32/float16 data through its MLAS kernels (set by the
     ONNX op rows: AveragePool-7..18 unless ceil_mode and count_include_pad are both set, MaxPool
     without Indices, dilations > 1 or storage_order=1); see Convention.onnxruntime_kernels."""
+    dilations_written: bool = True
+    """The layer writes its dilations (an openvino MaxPool-8/14 or AvgPool-16 may leave them
+    out or empty: read as ones, but its reference implementation then fails)."""
     notes: tuple[str, ...] = field(default=(), compare=False)
 
     @property
@@ -78,6 +81,10 @@ def dilated(window: int, dilation: int) -> int:
 
 
 def ceil_div(a: int, b: int) -> int:
+    return -(-a // b)
+
+
+def ceil_div_array(a: Any, b: int) -> Any:
     return -(-a // b)
 
 
@@ -284,8 +291,22 @@ class AxisPlan:
         return int(self.taps_between(-self.pad_begin, self.size + self.pad_end, starts)[0])
 
     def has_empty(self) -> bool:
-        """Whether some window of the axis has no tap inside the input."""
-        return bool((self.in_input_counts() == 0).any())
+        """Whether some window of the axis has no tap inside the input.  Only a window that
+        starts before the input or at its end can miss it; of those starting before it, the
+        first one and one period of the stride against the dilation decide (so a huge axis
+        costs no more than a small one)."""
+        if self.out == 0:
+            return False
+        if self.start(self.out - 1) >= self.size:
+            return True
+        before = min(self.out, ceil_div(self.pad_begin, self.stride))
+        count = min(before, self.dilation + 1)
+        start = np.arange(count, dtype=np.int64) * self.stride - self.pad_begin
+        first = np.where(
+            start < 0, start + ceil_div_array(-start, self.dilation) * self.dilation, start
+        )
+        reach = start + (self.window - 1) * self.dilation
+        return bool(np.any((first > reach) | (first >= self.size)))
 
     def tap_range(self, t: int) -> tuple[int, int]:
         """Half-open range of windows j whose tap t lies inside the input."""
@@ -313,6 +334,8 @@ class PoolPlan:
     index_axis: int = 0
     column_major: bool = False
     index_dtype: str = "int64"
+    indices_used: bool = True
+    """Whether the model consumes the indices output (MaxPool-8/14)."""
     int_mean: IntMean = "half_even"
     narrow_64bit: bool = False
     empty_index: EmptyIndex = "plane_start"
@@ -342,6 +365,13 @@ class PoolPlan:
     via: PoolPlan | None = None
     """Integer data that the runtime pools in float32 (`integers_in_float32`): the float32 plan
     it runs as; the results are rounded back half to even and saturated."""
+    bf16_flush: bool = False
+    """bfloat16 results are rounded from float32 with subnormals flushed to a zero of their
+    sign (openvino's CPU plugin, Convention.cpu_plugin_kernels); else plain nearest even."""
+    runtime_refusal: str | None = None
+    """Why the runtime has no kernel for this layer on data of this plan's dtype (openvino's CPU
+    plugin: a bfloat16 MaxPool-8/14 with its indices used, a one-channel i32 AvgPool that needs
+    the reference kernel), or None."""
 
     @property
     def output_shape(self) -> tuple[int, ...]:
@@ -350,9 +380,13 @@ class PoolPlan:
     def refusal(self, element_type: str | None) -> str | None:
         """The reason the runtime refuses this layer for data of `element_type` (a numpy name
         such as float32, or an element type such as f32; None counts as float32), or None."""
-        if self.float_refusal is None:
-            return None
-        if element_type in (None, "float32", "float16", "f32", "f16"):
+        if self.float_refusal is not None and element_type in (
+            None,
+            "float32",
+            "float16",
+            "f32",
+            "f16",
+        ):
             return self.float_refusal
         return None
 
@@ -426,9 +460,17 @@ def axis_plan(params: PoolParams, axis: int, n: int, convention: Convention) -> 
     shape inference share)."""
     k, s, d = params.window[axis], params.strides[axis], params.dilations[axis]
     pb, pe = axis_pads(params, axis, n, convention)
+    rule = shape_rule(params.rounding, convention)
+    if convention.torch_checks:
+        out = torch_out_size(n, dilated(k, d), s, pb, pe, rule)
+        if out < 1:
+            raise ShapeError(
+                f"output size {out} at axis {axis} (window {dilated(k, d)}, input {n}, pads "
+                f"{pb}, {pe}); PyTorch refuses it: Output size is too small"
+            )
+        return AxisPlan(n, k, s, d, pb, pe, out)
     if not convention.onnxruntime_sizes:
         check_axis(params, axis, n, pb, pe)
-    rule = shape_rule(params.rounding, convention)
     out = out_size(n, dilated(k, d), s, pb, pe, rule, truncate=convention.onnxruntime_sizes)
     if out < 0:
         raise ShapeError(
@@ -436,6 +478,107 @@ def axis_plan(params: PoolParams, axis: int, n: int, convention: Convention) -> 
             f"pads {pb}, {pe}); onnxruntime refuses it"
         )
     return AxisPlan(n, k, s, d, pb, pe, out)
+
+
+def torch_out_size(n: int, k_eff: int, stride: int, pb: int, pe: int, rule: ShapeRule) -> int:
+    """PyTorch's output length (pooling_output_shape): floor((n + pb + pe - k_eff + (ceil ?
+    s - 1 : 0)) / s) + 1 with floor division (a window larger than the padded input can still
+    give one output), less one with ceil when the last window starts at or after n + pb."""
+    ceil = rule != "floor"
+    out = (n + pb + pe - k_eff + (stride - 1 if ceil else 0)) // stride + 1
+    if ceil and (out - 1) * stride >= n + pb:
+        out -= 1
+    return out
+
+
+def torch_refusal(
+    params: PoolParams, shape: tuple[int, ...], convention: Convention, indices: bool
+) -> str | None:
+    """What PyTorch raises for this call (the first line of its message), in its order, or
+    None.  `indices`: the call returns indices (1-D max pooling without them is max_pool1d,
+    which has checks of its own); 1-D calls run as 2-D ones with a height of 1."""
+    rank = len(shape) - 2
+    k, d, s = params.window, params.dilations, params.strides
+    max_pool = params.reduce == "max"
+    pads = [max(axis_pads(params, i, n, convention)) for i, n in enumerate(shape[2:])]
+    rule = shape_rule(params.rounding, convention)
+    outs = [
+        torch_out_size(n, dilated(k[i], d[i]), s[i], pads[i], pads[i], rule)
+        for i, n in enumerate(shape[2:])
+    ]
+    zero = _torch_zero_dims(shape, max_pool, indices)
+    if max_pool and rank == 1 and not indices:
+        if zero is not None:
+            return zero
+        if pads[0] > k[0] // 2:
+            return (
+                "max_pool1d() padding should be at most half of kernel size, but got "
+                f"padding={pads[0]} and kernel_size={k[0]}"
+            )
+        if outs[0] <= 0:
+            return f"max_pool1d() Invalid computed output size: {outs[0]}"
+        return None
+    for i in range(rank):
+        dil = d[i]  # 1 in every torch average pooling call (an IR AvgPool-16 may have more)
+        if pads[i] > dilated(k[i], dil) // 2:
+            return (
+                "pad should be at most half of effective kernel size, but got "
+                f"pad={pads[i]}, kernel_size={k[i]} and dilation={dil}"
+            )
+    if zero is not None:
+        return zero
+    if max_pool and any(pads[i] > k[i] // 2 for i in range(rank)):
+        if rank == 3:
+            return (
+                "pad should be smaller than or equal to half of kernel size, but got "
+                f"kT: {k[0]} kW: {k[2]} kH: {k[1]} padT: {pads[0]} padW: {pads[2]} "
+                f"padH: {pads[1]}"
+            )
+        kh, ph = (k[0], pads[0]) if rank == 2 else (1, 0)
+        return (
+            "pad should be smaller than or equal to half of kernel size, but got "
+            f"padW = {pads[-1]}, padH = {ph}, kW = {k[-1]}, kH = {kh}"
+        )
+    if not max_pool and rank == 3 and any(n < k[i] for i, n in enumerate(shape[2:])):
+        t, h, w = shape[2:]
+        return (
+            f"input image (T: {t} H: {h} W: {w}) smaller than kernel size "
+            f"(kT: {k[0]} kH: {k[1]} kW: {k[2]})"
+        )
+    if any(o < 1 for o in outs):
+        lift = [1] if rank == 1 else []
+        given = "x".join(str(v) for v in [shape[1], *lift, *shape[2:]])
+        got = "x".join(str(v) for v in [shape[1], *lift, *outs])
+        return (
+            f"Given input size: ({given}). Calculated output size: ({got}). Output size is "
+            "too small"
+        )
+    return None
+
+
+def _torch_zero_dims(shape: tuple[int, ...], max_pool: bool, indices: bool) -> str | None:
+    """PyTorch's words for a zero dimension other than N (N = 0 runs)."""
+    if not any(n == 0 for n in shape[1:]):
+        return None
+    rank = len(shape) - 2
+    listed = ", ".join(str(n) for n in shape)
+    if rank == 3:
+        where = "max_pool3d_with_indices_out_cpu_template()" if max_pool else "avg_pool3d()"
+        return (
+            f"{where}: Expected input's non-batch dimensions to have positive length, but "
+            f"input has a shape of [{listed}] and non-batch dimension 0 has length zero!"
+        )
+    if rank == 1 and max_pool and not indices:
+        return (
+            "max_pool1d: Expected 2D or 3D (batch mode) tensor with optional 0 dim batch "
+            f"size for input, but got:[{listed}]"
+        )
+    if rank == 1:
+        listed = ", ".join(str(n) for n in (*shape[:2], 1, shape[2]))
+    return (
+        "Expected 3D or 4D (batch mode) tensor with optional 0 dim batch size for input, "
+        f"but got:[{listed}]"
+    )
 
 
 def axis_size_formula(a: AxisPlan, rule: ShapeRule, convention: Convention) -> str:
@@ -471,6 +614,31 @@ def axis_formula(params: PoolParams, a: AxisPlan, convention: Convention) -> str
     return text if pads is None else f"{pads}; {text}"
 
 
+def check_zero_dims(shape: tuple[int | None, ...], convention: Convention) -> None:
+    """Refuse zero-sized dims (None: not static) as the convention's runtime does: openvino
+    refuses N = 0 and C = 0 (its shape inference); onnxruntime runs N = 0 (an empty output) and
+    refuses C = 0 and, with N > 0, any spatial 0 ("Only N can be zero"; measured with
+    onnxruntime 1.32 on every MaxPool and AveragePool version); PyTorch runs N = 0 and refuses
+    every other zero (torch 2.13; its own words come from `torch_refusal`)."""
+    if shape[1] == 0:
+        raise ShapeError("Channel count is zero; expected C >= 1")
+    if convention.torch_checks:
+        zero = next((i for i, n in enumerate(shape[2:]) if n == 0), None)
+        if zero is not None:
+            raise ShapeError(f"PyTorch refuses a spatial size 0 (axis {zero}); only N can be zero")
+        return
+    if not convention.onnxruntime_sizes:
+        if shape[0] == 0:
+            raise ShapeError("Batch size is zero; expected N >= 1")
+        return
+    zero = next((i for i, n in enumerate(shape[2:]) if n == 0), None)
+    if zero is not None and shape[0] != 0:
+        raise ShapeError(
+            f'onnxruntime refuses a spatial size 0 (axis {zero}): "Invalid input shape. Only '
+            'N can be zero." (pool_attributes.h); expected every spatial size >= 1'
+        )
+
+
 def infer_shape(
     params: PoolParams,
     input_shape: Shape | None,
@@ -485,10 +653,8 @@ def infer_shape(
     if input_shape is None:
         return tuple(Dim.dynamic() for _ in range(2 + params.rank)), ()
     batch, channels = input_shape[0], input_shape[1]
-    if batch.is_static and batch.lo == 0:
-        raise ShapeError("Batch size is zero; expected N >= 1")
-    if channels.is_static and channels.lo == 0:
-        raise ShapeError("Channel count is zero; expected C >= 1")
+    static = tuple(d.lo if d.is_static else None for d in input_shape)
+    check_zero_dims(static, convention)
     rule = shape_rule(params.rounding, convention)
     dims: list[Dim] = [batch, channels]
     formulas: list[str] = []
@@ -554,10 +720,12 @@ def plan(
         )
     spatial = len(input_shape) - 2
     check_params(params, spatial)
-    if input_shape[0] == 0:
-        raise ShapeError("Batch size is zero; expected N >= 1")
-    if input_shape[1] == 0:
-        raise ShapeError("Channel count is zero; expected C >= 1")
+    if cv.torch_checks:
+        used = params.indices and indices_used
+        refused = torch_refusal(params, tuple(input_shape), cv, used)
+        if refused is not None:
+            raise SpecError(f"PyTorch refuses: {refused}")
+    check_zero_dims(tuple(input_shape), cv)
     sizes = tuple(input_shape[2:])
     rule = shape_rule(params.rounding, cv)
     axes = [axis_plan(params, i, n, cv) for i, n in enumerate(sizes)]
@@ -598,6 +766,8 @@ def plan(
         empty_index=cv.empty_index,
         integers_in_float32=in_float32,
         float_refusal=refusal,
+        bf16_flush=cv.cpu_plugin_kernels,
+        indices_used=indices_used,
     )
     return for_dtype(base, dtype)
 
@@ -643,7 +813,35 @@ def for_dtype(base: PoolPlan, dtype: str | np.dtype[Any]) -> PoolPlan:
         empty_value=empty,
         integers_in_float32=base.integers_in_float32 and integer,
         via=via,
+        runtime_refusal=_plugin_refusal(name, base) if base.bf16_flush else None,
     )
+
+
+def _reference_kernel(p: PoolPlan) -> bool:
+    """Whether openvino's CPU plugin runs the layer on oneDNN's reference kernel rather than a
+    jit one: a dilation > 1, or a window with no tap in the input (measured)."""
+    return any(a.dilation > 1 for a in p.axes) or any(a.has_empty() for a in p.axes)
+
+
+def _plugin_refusal(name: str, p: PoolPlan) -> str | None:
+    """Where openvino's CPU plugin has no kernel for the layer on data of dtype `name`
+    (measured with openvino 2026.4.1; Convention.cpu_plugin_kernels)."""
+    if name == "bfloat16" and p.reduce == "max" and p.indices and p.indices_used:
+        return (
+            f"openvino's CPU plugin cannot compile a bfloat16 {p.op} whose indices output is "
+            'used ("Cannot fallback on ngraph reference implementation"); expected the '
+            "indices unused, or float32 data"
+        )
+    if name in ("int32", "int64") and p.reduce == "mean" and p.input_shape[1] == 1:
+        dilated = any(a.dilation > 1 for a in p.axes)
+        if _reference_kernel(p):
+            why = "a dilation > 1" if dilated else "a window with no tap in the input"
+            return (
+                f"openvino's CPU plugin has no kernel for a one-channel i32 {p.op} with {why} "
+                '("Supported primitive descriptors list is empty for node"); expected '
+                "float data, more than one channel, or windows that all reach the input"
+            )
+    return None
 
 
 def _compute_dtype(name: str, p: PoolPlan) -> str:
@@ -674,14 +872,15 @@ def _max_start(name: str, compute: str, p: PoolPlan) -> tuple[float | int, float
     """(start value of every max, value of a window without taps in the input).
 
     The start is the lowest finite value of the compute type, as openvino's CPU plugin starts
-    (float16 outputs then show -inf where nothing beats it).  For bfloat16 input with an empty
-    window somewhere in the layer, that plugin switches to bfloat16's own lowest value for every
-    window (measured).  With the '-inf' rule an empty window is -inf."""
+    (float16 outputs then show -inf where nothing beats it).  For bfloat16 input that plugin
+    runs oneDNN's reference kernel where a dilation is > 1 or a window has no tap in the input,
+    and that kernel starts every window from bfloat16's own lowest value (measured).  With the
+    '-inf' rule an empty window is -inf."""
     kind = np.dtype(compute).kind
     lowest: float | int = (
         float(np.finfo(compute).min) if kind == "f" else int(np.iinfo(compute).min)
     )
-    if name == "bfloat16" and p.empty == "lowest" and any(a.has_empty() for a in p.axes):
+    if name == "bfloat16" and p.empty == "lowest" and p.bf16_flush and _reference_kernel(p):
         lowest = BF16_LOWEST
     if p.empty == "-inf" and kind == "f":
         return lowest, -math.inf

@@ -191,6 +191,53 @@ def normalize_element_type(text: str) -> str | None:
     return None
 
 
+ELEMENT_TYPE_NAMES = (
+    "undefined",
+    "dynamic",
+    "boolean",
+    "bf16",
+    "f16",
+    "f32",
+    "f64",
+    "i4",
+    "i8",
+    "i16",
+    "i32",
+    "i64",
+    "u1",
+    "u2",
+    "u3",
+    "u4",
+    "u6",
+    "u8",
+    "u16",
+    "u32",
+    "u64",
+    "nf4",
+    "f8e4m3",
+    "f8e5m2",
+    "string",
+    "f4e2m1",
+    "f8e8m0",
+)
+"""The names openvino's reader takes for an element type attribute (any ASCII case)."""
+
+
+def ascii_lower(text: str) -> str:
+    """Lower-case A-Z only, as openvino's readers do (no Unicode case folding)."""
+    return "".join(chr(ord(c) + 32) if "A" <= c <= "Z" else c for c in text)
+
+
+def ir_element_type(raw: str) -> str | None:
+    """An element type attribute as openvino's IR reader reads it: an exact type name in any
+    ASCII case ("F32" is f32; "FP32", "f32 " and "int32" are not names), "undefined" read as
+    "dynamic"; None where openvino refuses the string."""
+    low = ascii_lower(raw)
+    if low not in ELEMENT_TYPE_NAMES:
+        return None
+    return "dynamic" if low == "undefined" else low
+
+
 def element_type_of_numpy(name: str) -> str | None:
     """The IR short name for a numpy dtype name (`float32` -> `f32`)."""
     return _NUMPY_TO_ET.get(name)

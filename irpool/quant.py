@@ -4,9 +4,12 @@
     y_f = sum(window of x_f) / divisor                      (divisor: the full kernel volume with
                                                               count_include_pad, else the taps
                                                               inside the input; measured, D10)
-    y   = saturate(round_half_even(y_f / y_scale + y_zero_point))
+    y   = clamp(int32(round_half_even(y_f / y_scale + y_zero_point)))
 
-as onnxruntime's kernel computes it (a division by y_scale, not a multiplication).  u8 and i8;
+as onnxruntime's kernel computes it (qlinear_pool.cc: a division by y_scale, not a
+multiplication; everything in float32; the int32 conversion is x86's truncating one, so NaN,
++-inf and values beyond the int32 range become INT32_MIN and clamp to the type's minimum: a
+y_scale of 0 or NaN gives 0 for u8 and -128 for i8, measured with onnxruntime 1.32).  u8 and i8;
 `channels_last=1` means NHWC input and output.  Scales and zero points are per tensor.
 """
 
@@ -20,6 +23,7 @@ import numpy.typing as npt
 from .errors import InputError
 from .geometry import PoolPlan
 from .kernel import pool
+from .ops.elements import cvtt_i32
 
 Array = npt.NDArray[Any]
 
@@ -53,9 +57,10 @@ def qlinear_average_pool(
     scale_y = np.float32(_scalar(y_scale, "y_scale", 1.0))
     real = (data.astype(np.int32) - zero_x).astype(np.float32) * scale_x
     values, _ = pool(real, used)
-    with np.errstate(invalid="ignore", divide="ignore"):
+    with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
         quantized = np.rint(values / scale_y + zero_y)
+    # static_cast<int32_t> is x86's truncating conversion: NaN, +-inf and anything outside the
+    # int32 range become INT32_MIN, which the clamp then turns into the type's minimum
     info = np.iinfo(x.dtype)
-    quantized = np.where(np.isnan(quantized), zero_y, quantized)
-    result = np.clip(quantized, info.min, info.max).astype(x.dtype)
+    result = np.clip(cvtt_i32(quantized), info.min, info.max).astype(x.dtype)
     return np.moveaxis(result, 1, -1) if channels_last else result

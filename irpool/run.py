@@ -22,6 +22,7 @@ from .errors import (
     IrParseError,
     IrpoolError,
     ShapeError,
+    SpecError,
     UsageError,
     Where,
 )
@@ -30,10 +31,11 @@ from .frontends.safe_io import read_range
 from .geometry import PoolPlan
 from .kernel import integers_as_float32, pool, round_to_integer
 from .model import Graph, Layer, element_type_of_numpy, format_shape, numpy_dtype
-from .ops import REGISTRY, Bound, bind
+from .ops import REGISTRY, Bound, bind, elements
 from .ops.binding import constant_input
-from .ops.glue import convert
-from .shapes import parameter_shape, require_port_dims
+from .ops.folding import fold_max_pool
+from .ops.registry import read_element_type
+from .shapes import parameter_shape
 
 Array = npt.NDArray[Any]
 
@@ -60,6 +62,8 @@ class RunResult:
     bound: dict[str, Bound] = field(default_factory=dict)
     """Each pooling layer as `bind` made it (by label)."""
     inputs: dict[str, Array] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+    """Where irpool computed by a rule the runtime was not measured for (the report says so)."""
 
 
 def unsupported_layers(graph: Graph) -> list[Layer]:
@@ -85,32 +89,70 @@ def parameter_names(layer: Layer) -> list[str]:
 
 
 def _element_type(layer: Layer) -> str:
-    et = layer.data.get("element_type")
-    if et:
-        return et.strip()
+    """A Parameter's element type as openvino reads it (see registry.read_element_type), or
+    its output port's where it has no element_type attribute."""
+    raw = layer.data.get("element_type")
+    if raw is not None:
+        try:
+            return read_element_type(raw, "element_type")
+        except IrpoolError as e:
+            raise e.at(layer.where()) from None
     if layer.outputs and layer.outputs[0].element_type:
         return layer.outputs[0].element_type
     raise IrParseError("Parameter has no element_type; expected one", layer.where())
 
 
-def check_input(layer: Layer, array: Array, cast: bool, v10: bool = False) -> Array:
-    """The input array for a Parameter, after dtype and shape checks (and --cast)."""
+def numeric_dtype(array: Array, source: str | None) -> None:
+    """Refuse an input array that is not numbers: void (a bfloat16 .npy written by ml_dtypes
+    reads back as |V2), structured, string, bytes, object, datetime or timedelta arrays."""
+    if array.dtype.kind in "biuf" or array.dtype.name == "bfloat16":
+        return
+    what = {
+        "V": "void or structured (a bfloat16 array saved by ml_dtypes reads back so; save its "
+        "bits: array.view(numpy.uint16))",
+        "U": "strings",
+        "S": "bytes",
+        "O": "Python objects",
+        "M": "datetimes",
+        "m": "time deltas",
+        "c": "complex numbers",
+    }.get(array.dtype.kind, "not numbers")
+    raise InputError(
+        f"{source or 'the input'}: not a numeric array: {array.dtype.str} ({what}); expected "
+        "bool, integers, floats, or bfloat16 as uint16 bits"
+    )
+
+
+def check_input(
+    layer: Layer, array: Array, cast: bool, v10: bool = False, source: str | None = None
+) -> Array:
+    """The input array for a Parameter, after dtype and shape checks (and --cast); `source`
+    names the file the array came from in errors."""
     where = layer.where()
+    named = f"{source}: " if source else ""
     et = _element_type(layer)
     want = numpy_dtype(et, where)
-    if v10 and want == np.float16 and array.dtype == np.float32:
+    numeric_dtype(array, source)
+    if v10 and want == np.float16:
         # openvino runs an f16 IR v10 net in f32 from end to end: its f16 Parameters take f32
-        # inputs, unrounded (measured), and run_graph holds them as f16 tensors in f32
-        want = array.dtype
+        # inputs (an f16 array is refused), unrounded (measured), and run_graph holds them as
+        # f16 tensors in f32
+        want = np.dtype(np.float32)
     if array.dtype != want:
         if want.name == "bfloat16" and array.dtype == np.uint16:
             array = array.view(want)  # bfloat16 given as its bit pattern (.npy cannot say)
         elif cast:
-            array = array.astype(want)
+            with np.errstate(all="ignore"):  # numpy's conversion, silently (documented)
+                array = np.asarray(array.astype(want))
         else:
+            takes = (
+                f"{et} ({want.name})"
+                if want.name == numpy_dtype(et).name
+                else (f"{et}, which an IR v10 model takes as {want.name}")
+            )
             raise InputError(
-                f'input for Parameter "{layer.label}" has dtype {array.dtype}; the Parameter '
-                f"is {et} ({want.name}); pass --cast to convert it",
+                f'{named}input for Parameter "{layer.label}" has dtype {array.dtype}; the '
+                f"Parameter is {takes}; pass --cast to convert it",
                 where,
             )
     shape = parameter_shape(layer)
@@ -119,31 +161,46 @@ def check_input(layer: Layer, array: Array, cast: bool, v10: bool = False) -> Ar
         or not all(d.contains(n) for d, n in zip(shape, array.shape, strict=True))
     ):
         raise InputError(
-            f'input for Parameter "{layer.label}" has shape {list(array.shape)}; the '
+            f'{named}input for Parameter "{layer.label}" has shape {list(array.shape)}; the '
             f"Parameter declares {format_shape(shape)}",
             where,
         )
     return array
 
 
-def v10_output(array: Array) -> Array:
-    """openvino retypes the outputs of IR v10 models: integers to i32, floats to f32."""
-    if array.dtype.kind in "iu":
-        return np.asarray(array.astype(np.int32))
-    if array.dtype != np.float32 and array.dtype.kind in "fV":
-        return np.asarray(array.astype(np.float32))
-    return array
+V10_OUTPUTS = {"i32": "i32", "u32": "i32", "i64": "i32", "u64": "i32"}
+"""openvino retypes the outputs of an IR v10 model: these to i32, every other type to f32
+(measured on Convert and pooling nets of all 13 types)."""
+
+
+def v10_output(array: Array, held: str | None = None, declared: str | None = None) -> Array:
+    """An output of an IR v10 model as openvino gives it: i32 for 32/64-bit integers, f32 for
+    every other type, converted from the value the plugin holds (`held`, whose declared type
+    is `declared`; default: the array's own type)."""
+    own = element_type_of_numpy(array.dtype.name) or "f32"
+    held = held or own
+    declared = declared or own
+    if held == "f32" and declared in elements.INTEGERS:
+        array, held = elements.reorder_to_integer(array, declared), elements.held_type(declared)
+    target = V10_OUTPUTS.get(declared, "f32")
+    value, _ = elements.convert(array, held, target)
+    return np.asarray(value)
 
 
 def bind_inputs(
-    graph: Graph, inputs: Mapping[str, Array] | Array, cast: bool = False
+    graph: Graph,
+    inputs: Mapping[str, Array] | Array,
+    cast: bool = False,
+    sources: Mapping[str, str] | None = None,
 ) -> dict[int, Array]:
     """Inputs by Parameter (layer index): a bare array for a single Parameter, else by the
-    Parameter's layer name or any tensor name of its output."""
+    Parameter's layer name or any tensor name of its output; `sources` names the file each
+    input came from (by the same keys) for errors."""
     params = parameters(graph)
     v10 = graph.ir_version == 10
     if isinstance(inputs, np.ndarray):
         inputs = {"": inputs}
+    files = dict(sources or {})
     bound: dict[int, Array] = {}
     given = dict(inputs)
     if set(given) == {""}:
@@ -153,7 +210,7 @@ def bind_inputs(
                 f"the model has {len(params)} Parameters ({names}); name each input as NAME=FILE",
                 Where(file=graph.path),
             )
-        bound[params[0].index] = check_input(params[0], given[""], cast, v10)
+        bound[params[0].index] = check_input(params[0], given[""], cast, v10, files.get(""))
         return bound
     for layer in params:
         match = next((n for n in parameter_names(layer) if n in given), None)
@@ -164,7 +221,8 @@ def bind_inputs(
                 f"{', '.join(parameter_names(layer))}); inputs given: {known or 'none'}",
                 layer.where(),
             )
-        bound[layer.index] = check_input(layer, given.pop(match), cast, v10)
+        source = files.get(match)
+        bound[layer.index] = check_input(layer, given.pop(match), cast, v10, source)
         for alias in parameter_names(layer):
             given.pop(alias, None)
     if given:
@@ -237,15 +295,17 @@ def read_const(graph: Graph, layer: Layer) -> Array:
     return np.asarray(values.reshape(shape).copy())
 
 
-def check_dtype(bound: Bound, x: Array) -> None:
-    """The op version's entry says which element types it takes (ONNX AveragePool: floats)."""
+def check_dtype(bound: Bound, x: Array, element_type: str | None = None) -> None:
+    """The op version's entry says which element types it takes (ONNX AveragePool: floats);
+    `element_type` is the declared one where the array holds another (openvino's internal
+    types)."""
     spec = bound.spec
     if not spec.dtypes:
         return
-    et = element_type_of_numpy(x.dtype.name)
+    et = element_type or element_type_of_numpy(x.dtype.name)
     if et not in spec.dtypes:
         raise InputError(
-            f"{spec.label} takes {', '.join(spec.dtypes)} inputs, not {x.dtype.name}",
+            f"{spec.label} takes {', '.join(spec.dtypes)} inputs, not {et or x.dtype.name}",
             bound.layer.where(),
         )
 
@@ -256,13 +316,27 @@ def run_pooling(
     limit: int | None = None,
     convention: str | None = None,
     indices_used: bool | None = None,
+    refuse: bool = True,
 ) -> tuple[PoolPlan, list[Array]]:
     """Run one bound pooling layer on x: its plan and outputs (values, and indices for
-    MaxPool-8/14); under another convention than the bound one if given."""
+    MaxPool-8/14); under another convention than the bound one if given.  Under openvino's
+    convention an array of a type the CPU plugin holds in another (i16, u16, u32, u64,
+    boolean) is pooled in that type and converted back, as the plugin does.  `refuse`: raise
+    where the runtime has no kernel for the layer (PoolPlan.runtime_refusal); off, irpool's
+    semantics are computed all the same (fixtures record them for such layers)."""
     layer = bound.layer
-    require_port_dims(layer)
     check_dtype(bound, x)
+    cv = bound.convention if convention is None else conv.get(convention)
+    et = element_type_of_numpy(x.dtype.name)
+    # f64 and i64 data the plan narrows itself (narrow_64bit)
+    if cv.cpu_plugin_kernels and et not in (None, "f64", "i64", *elements.HELD.values()):
+        assert et is not None
+        inner, held = elements.widen(x, et)
+        p, outs = run_pooling(bound, inner, limit, convention, indices_used, refuse)
+        return p, [elements.deliver(outs[0], held, et), *outs[1:]]
     p = bound.plan(tuple(x.shape), x.dtype, convention, indices_used)
+    if refuse and p.runtime_refusal is not None:
+        raise SpecError(p.runtime_refusal, layer.where())
     check_elements(p.output_shape, f'output of "{layer.label}"', limit, layer.where())
     try:
         values, indices = pool(x, p)
@@ -286,7 +360,6 @@ def run_family(
     layer = bound.layer
     family = bound.family
     assert family is not None
-    require_port_dims(layer)
     x = ins[0] if ins else None
     if x is None:
         raise UsageError(f"{layer.type} has no data input", layer.where())
@@ -371,15 +444,220 @@ def pool_held(
     return p, outs, held
 
 
+@dataclass(frozen=True)
+class Value:
+    """A tensor as the runtime holds it between layers."""
+
+    array: Array
+    held: str
+    """The element type of `array` (openvino's CPU plugin: its internal type, see
+    ops/elements.py; f16 tensors made inside a net are held in f32)."""
+    declared: str
+    """The element type the model declares for the tensor."""
+    constant: Array | None = None
+    """For a tensor openvino computes when it compiles the model (a Const, and Converts and
+    MaxPools of constants, folded): the model's constant, of the declared type; `array` is
+    what the plugin stores for it."""
+    jit_read: Array | None = None
+    constant_type: str | None = None
+    """The element type `constant` is of when it is not the declared one (a folded f16 MaxPool
+    is evaluated, and kept, in float32)."""
+    late: bool = False
+    """A constant folded only after the plugin has retyped the model to its inference precision
+    (downstream of an f64 MaxPool of a constant): a Convert to f16 there rounds nothing."""
+    """What the plugin's jit consumers read instead of `array` (a u8 AvgPool of several
+    channels: an empty window's NaN mean reaches them as 255, see `_u8_blocked_nan`)."""
+
+    @property
+    def folded_type(self) -> str:
+        """The element type of `constant`."""
+        return self.constant_type or self.declared
+
+    @property
+    def late_type(self) -> str:
+        """The element type of `constant` once the plugin has retyped f64 and f16 to f32."""
+        return LATE_RETYPE.get(self.folded_type, self.folded_type)
+
+    def output(self, v10: bool = False) -> Array:
+        """The tensor as a Result of the model gives it."""
+        if v10 and self.constant is not None:
+            # the retyping is a Convert in the model, folded with the constant (measured: an
+            # i64 constant wraps to i32 there, where the plugin's storage would clamp it)
+            target = V10_OUTPUTS.get(self.declared, "f32")
+            value, held = elements.store_folded(self.constant, self.folded_type, target)
+            return elements.deliver(value, held, target)
+        if self.late and self.constant is not None and self.declared != self.late_type:
+            # the Result's conversion is folded too (static_cast: no clamp at f64)
+            return elements.fold_convert(self.constant, self.late_type, self.declared)
+        if v10:
+            return v10_output(self.array, self.held, self.declared)
+        return elements.deliver(self.array, self.held, self.declared)
+
+
+def _declared_value(array: Array) -> Value:
+    et = element_type_of_numpy(array.dtype.name) or "f32"
+    return Value(np.asarray(array), et, et)
+
+
+LATE_RETYPE = {**elements.HELD, "f16": "f32"}
+"""How the CPU plugin retypes a model (f32 inference precision: f64 and f16 to f32, the types
+held as i32 to i32, boolean to u8) before its own constant folding: constants downstream of an
+f64 MaxPool of a constant are folded after it."""
+
+INTERNAL = ("f32", "f16", "bf16", "i32", "i8", "u8")
+"""The types openvino's CPU plugin computes in (f16 only as a Parameter's own type)."""
+
+JIT_CONVERTS = ("f32", "f64", "f16", "bf16", "i8")
+"""Destinations of a Convert from u8 that the plugin runs as a jit subgraph (measured)."""
+
+
+def _convert(layer: Layer, src: Value, plugin: bool) -> Value:
+    """A Convert layer: folded for a constant input, as the plugin runs it otherwise
+    (ops/elements.py), or (other conventions) from the declared type to the declared one."""
+    raw = layer.data.get("destination_type")
+    if raw is None:
+        raise IrParseError("Convert has no destination_type", layer.where())
+    try:
+        target = read_element_type(raw, "destination_type")
+    except IrpoolError as e:
+        raise e.at(layer.where()) from None
+    numpy_dtype(target, layer.where())  # a type irpool holds
+    if target == src.declared and src.constant is None and src.held in INTERNAL:
+        return Value(src.array, src.held, target, None, src.jit_read)
+    if not plugin:
+        if target == src.declared:
+            return _declared_value(src.output())
+        value, held = elements.convert(src.output(), src.declared, target)
+        return Value(elements.deliver(value, held, target), target, target)
+    if src.constant is not None and src.late:
+        # folded after the plugin retyped f64 and f16 to f32 (static_cast between the new types)
+        retyped = LATE_RETYPE.get(target, target)
+        value = elements.fold_convert(src.constant, src.late_type, retyped)
+        if target == "f32":  # stored as a float32 constant (an f64 one keeps its subnormals)
+            value = elements.flush_f32(value)
+        return Value(value, retyped, target, value, constant_type=retyped, late=True)
+    if src.constant is not None:
+        constant = elements.fold_convert(src.constant, src.folded_type, target)
+        stored, held = elements.store_folded(src.constant, src.folded_type, target)
+        return Value(stored, held, target, constant, late=src.late)
+    x, held = _read_integers(src)
+    if src.jit_read is not None and target in JIT_CONVERTS:
+        x = src.jit_read
+    value, held = elements.convert(x, held, target)
+    return Value(value, held, target)
+
+
+def _read_integers(src: Value) -> tuple[Array, str]:
+    """A tensor as a layer that keeps integers reads it: an integer tensor held in float32 is
+    reordered to its integer type first (rounded half to even, saturated)."""
+    if src.held == "f32" and src.declared in elements.INTEGRAL:
+        return (
+            elements.reorder_to_integer(src.array, src.declared),
+            elements.held_type(src.declared),
+        )
+    return src.array, src.held
+
+
+def _pool_plugin(
+    bound: Bound, src: Value, limit: int | None, refuse: bool = True
+) -> tuple[PoolPlan, list[Value]]:
+    """A pooling layer as openvino's CPU plugin runs it on a tensor it holds: folded when its
+    input is a constant and it is a MaxPool; else in the internal type (f16 and f64 in f32, the
+    types held as i32 in i32), integers of more than one channel in float32 (and kept so for
+    the next pooling layer)."""
+    layer = bound.layer
+    check_dtype(bound, src.array, src.declared)
+    shape = tuple(src.array.shape)
+    if src.constant is not None and bound.spec.reduce == "max" and src.declared != "boolean":
+        return _fold_max(bound, src, limit)  # (a boolean one runs in u8, measured)
+    x, held = src.array, src.held
+    if src.jit_read is not None:
+        x = src.jit_read
+    if src.constant is not None and src.declared == "f64" and bound.spec.reduce == "mean":
+        # an f64 constant reaches an AvgPool as a float32 constant the plugin stores
+        # (flush_f32); a MaxPool and a Result get its float32 values as they are (measured)
+        x = elements.flush_f32(x)
+    if held not in INTERNAL or held == "f16":  # a Parameter's own type; f16 pools in f32
+        x, held = elements.widen(x, held)
+    if src.declared in elements.INTEGRAL:
+        inner = bound.plan(shape, numpy_dtype(elements.held_type(src.declared)))
+        if refuse and inner.runtime_refusal is not None:
+            raise SpecError(inner.runtime_refusal, layer.where())
+        if held == "f32" and not inner.integers_in_float32:
+            x, held = _read_integers(src)
+        elif held == "i32" and inner.integers_in_float32:
+            x, held = integers_as_float32(x), "f32"
+    p, outs = run_pooling(bound, x, limit, refuse=refuse)
+    values = Value(outs[0], held, src.declared)
+    if held == "u8" and bound.spec.reduce == "mean" and shape[1] > 1:
+        values = Value(outs[0], held, src.declared, jit_read=_u8_blocked_nan(outs[0], p))
+    return p, [values, *(_declared_value(a) for a in outs[1:])]
+
+
+def _u8_blocked_nan(values: Array, plan: PoolPlan) -> Array | None:
+    """A u8 AvgPool of more than one channel computes its means in f32 and reorders them to u8
+    in a blocked layout: an empty window's NaN mean becomes 0 for a Result or a reference
+    Convert, but 255 for the jit layers that read the blocked tensor (Converts to floats and
+    i8, pooling layers); measured, openvino 2026.4.1.  None when no window is empty."""
+    from .kernel import divisor
+
+    div = np.asarray(divisor(plan.via or plan))
+    if plan.divisor == "full" or not (div == 0).any():
+        return None
+    return np.asarray(np.where(div == 0, np.uint8(255), values))
+
+
+def _fold_max(bound: Bound, src: Value, limit: int | None) -> tuple[PoolPlan, list[Value]]:
+    """A MaxPool of a constant, folded (ops/folding.py); its indices (MaxPool-8/14) as the
+    kernel finds them on the constant."""
+    assert src.constant is not None
+    constant = src.constant
+    et = src.declared
+    if not bound.params.dilations_written and et not in ("f64", "i16", "u16"):
+        # (the core folds these types only after the plugin's retyping, which does not fail)
+        raise SpecError(
+            f"openvino cannot fold this {bound.spec.label} of a constant: its dilations are "
+            'missing or empty ("One of the MaxPool params does not match the 3D '
+            'implementation"); expected dilations written, one per spatial axis',
+            bound.layer.where(),
+        )
+    plan_dtype = numpy_dtype(elements.held_type(et) if et not in ("f16", "f64") else et)
+    p = bound.plan(tuple(constant.shape), plan_dtype)
+    check_elements(p.output_shape, f'output of "{bound.layer.label}"', limit, bound.layer.where())
+    folded = fold_max_pool(constant, p, src.folded_type)
+    if et == "f16":
+        # evaluated in float32 and kept so (a Convert to f32 after it gives -FLT_MAX for a
+        # window of NaN, not an f16 -inf; measured)
+        folded = np.asarray(folded, dtype=np.float32)
+        outs = [Value(folded, "f32", et, folded, constant_type="f32", late=True)]
+    else:
+        # an f64 (or f16) MaxPool is folded only once the plugin has retyped the model to f32
+        # (measured: a Convert to f16 or f64 after it rounds or clamps nothing, one to i64
+        # truncates to i32); integer ones are folded before, in their own type
+        stored, held = elements.store_folded(folded, et, et)
+        if src.late or et == "f64":
+            outs = [Value(stored, held, et, stored, constant_type=held, late=True)]
+        else:
+            outs = [Value(stored, held, et, folded)]
+    if p.indices:
+        x, _ = elements.widen(constant, et) if et not in ("f32", "bf16") else (constant, et)
+        _, found = run_pooling(bound, np.asarray(x))
+        outs.append(_declared_value(found[1]))
+    return p, outs
+
+
 def run_graph(
     graph: Graph,
     inputs: Mapping[str, Array] | Array,
     convention: str | None = None,
     cast: bool = False,
     limit: int | None = None,
+    sources: Mapping[str, str] | None = None,
+    refuse: bool = True,
 ) -> RunResult:
     """Execute a net of Parameter, Const, Convert, pooling and Result layers (each pooling
-    layer bound once)."""
+    layer bound once).  `sources` names the file of each input (by the keys of `inputs`);
+    `refuse` off computes layers the runtime has no kernel for (see run_pooling)."""
     if graph.fragment:
         raise UsageError(
             f"{graph.path} holds layer fragments, not a net; run one with --layer NAME or #N"
@@ -396,128 +674,187 @@ def run_graph(
         )
     if convention is not None:
         conv.get(convention)
-    bound_inputs = bind_inputs(graph, inputs, cast)
+    bound_inputs = bind_inputs(graph, inputs, cast, sources)
     index_of = {la.id: la.index for la in graph.layers}
-    values: dict[tuple[int, int], Array] = {}
-    # openvino's CPU plugin at f32 inference precision runs an f16 graph in f32: an f16 tensor
-    # between layers keeps its f32 value, a Convert to f16 rounds nothing, and only the outputs
-    # are rounded to f16 (measured on chains; bf16 is rounded at every layer).  onnxruntime's
-    # CPU pooling kernels are float32 ones, and the casts it puts around them cancel between
-    # two pooling nodes: the same holds there (measured).  `held` marks the tensors kept in
-    # float32 that the model declares f16.
-    # The same plugin runs most i32/i64 layers in float32 (Convention.integers_in_float32),
-    # and a chain of them stays in float32 until the outputs (measured: all 10 mismatching
-    # chains of 500 random nets, rounding only at the Results).  `held` maps each tensor
-    # kept in float32 to the element type the model declares for it (see pool_held).
+    values: dict[tuple[int, int], Value] = {}
+    # How tensors travel between layers (docs/semantics.md "Element types and Convert"):
+    # * an IR under openvino's convention: as the CPU plugin at f32 inference precision holds
+    #   them (ops/elements.py): internal types, f16 tensors in f32 (only Results round to
+    #   f16), integers of layers it runs in float32 kept in float32 until a layer that keeps
+    #   integers, Converts by the plugin's rules, constants folded at compile time;
+    # * an ONNX model under onnx's convention: onnxruntime's CPU pooling kernels are float32
+    #   ones and the casts it puts around them cancel between two pooling nodes, so an f16
+    #   tensor between pooling nodes keeps its f32 value (measured);
+    # * otherwise every tensor is of its declared type.
     onnx_model = graph.format == "onnx"
-    hold_f16 = convention in (None, "onnx" if onnx_model else "openvino")
-    hold_int = not onnx_model and convention in (None, "openvino")
-    held: dict[tuple[int, int], np.dtype[Any]] = {}
-    f16 = np.dtype(np.float16)
-    v10 = graph.ir_version == 10  # outputs f32 and never rounded to f16 (see v10_output)
+    plugin = not onnx_model and convention in (None, "openvino")
+    hold_f16 = onnx_model and convention in (None, "onnx")
+    v10 = graph.ir_version == 10
     result = RunResult()
     for layer in graph.topological():
         role = _role(layer)
-        optional: list[Array | None] = []
-        first_key: tuple[int, int] | None = None
+        optional: list[Value | None] = []
         for port in layer.inputs:
             assert layer.id is not None
             edge = graph.producer(layer.id, port.id)
             if edge is not None:
-                key = (index_of[edge.from_layer], edge.from_port)
-                first_key = key if first_key is None else first_key
-                value = values[key]
-                rounds = key in held and (onnx_model or held[key].kind in "iu")
-                if rounds and role in ("convert", "reshape"):
-                    value = declared(value, held[key])  # the cast back stays
-                optional.append(value)
+                optional.append(values[(index_of[edge.from_layer], edge.from_port)])
             elif port.names and port.names[0] in graph.initializers:
-                optional.append(np.asarray(graph.initializers[port.names[0]]))
+                optional.append(_declared_value(np.asarray(graph.initializers[port.names[0]])))
             else:
                 optional.append(None)  # an omitted optional ONNX input
-        ins = [a for a in optional if a is not None]
+        ins = [v for v in optional if v is not None]
         if role not in ("parameter", "const") and not ins:
             raise IrParseError(f"{layer.type} has no connected input", layer.where())
-        holds: np.dtype[Any] | None = None  # output 0's declared type, if held in float32
-        hold_all = False  # every output is held so (glue), not only output 0
-        incoming = held.get(first_key) if first_key else None
         if role == "parameter":
-            outs = [bound_inputs[layer.index]]
-            result.inputs[layer.label] = bound_inputs[layer.index]
-            if hold_f16 and numpy_dtype(_element_type(layer), layer.where()) == f16:
-                holds = f16
+            array = bound_inputs[layer.index]
+            result.inputs[layer.label] = array
+            et = _element_type(layer) if not onnx_model else element_type_of_numpy(array.dtype.name)
+            own = element_type_of_numpy(array.dtype.name) or "f32"
+            outs = [Value(array, own, et or own)]
         elif role == "const":
-            outs = [read_const(graph, layer)]
-            holds = f16 if hold_f16 and outs[0].dtype == f16 else None
-        elif role == "convert":
-            target = layer.data.get("destination_type", "").strip()
-            if not target:
-                raise IrParseError("Convert has no destination_type", layer.where())
-            dtype = numpy_dtype(target, layer.where())
-            if hold_f16 and dtype == f16 and ins[0].dtype.kind == "f":
-                outs, holds = [ins[0]], f16
+            raw = read_const(graph, layer)
+            if plugin:
+                et = element_type_of_numpy(raw.dtype.name) or "f32"
+                stored, held = elements.store_constant(raw, et)
+                outs = [Value(stored, held, et, raw)]
             else:
-                outs = [convert(ins[0], target)]
+                outs = [_declared_value(raw)]
+        elif role == "convert":
+            outs = [_convert(layer, ins[0], plugin)]
         elif role == "identity":
-            outs, holds = [ins[0]], incoming
+            outs = [ins[0]]
         elif role == "reshape":
             spec = REGISTRY.spec(layer)
             assert spec is not None and spec.execute is not None
-            outs = _glue(spec.execute, layer, optional)
-            if incoming is not None and incoming.kind == "f" and not onnx_model:
-                holds, hold_all = incoming, True
+            outs = _reshape(layer, spec.execute, ins, plugin, result.notes)
         elif role == "elementwise":
-            # computed in the type it is held in: an f16 tensor held in float32 stays so
-            # (openvino runs an f16 graph in float32 at f32 precision), an integer one is
-            # rounded to its declared type first
             spec = REGISTRY.spec(layer)
             assert spec is not None and spec.execute is not None
-            keys = _input_keys(graph, layer, index_of)
-            ready = [
-                declared(v, held[k]) if v is not None and k in held and held[k].kind in "iu" else v
-                for v, k in zip(optional, keys, strict=True)
-            ]
-            outs = _glue(spec.execute, layer, ready)
-            if any(k in held and held[k].kind == "f" for k in keys if k is not None):
-                holds, hold_all = f16, True
+            outs = _elementwise(layer, spec.execute, ins)
         elif role == "result":
             name = layer.name or layer.label
-            out = declared(ins[0], incoming, v10)
-            result.outputs[name] = v10_output(out) if v10 else out
+            result.outputs[name] = ins[0].output(v10)
             continue
         else:
             bound = bind(graph, layer, convention)
             result.bound[layer.label] = bound
             result.order.append(layer.label)
             if bound.family is not None:
-                fp, outs, holds = family_held(bound, optional, incoming, limit, convention)
+                fp, outs = _family(bound, optional, limit, convention)
                 result.family_plans[layer.label] = fp
-            elif bound.spec.kind == "qlinear":
-                p, q = run_qlinear(bound, optional, convention)
-                outs = [q]
-                result.plans[layer.label] = p
             else:
-                p, outs, holds = pool_held(bound, ins[0], incoming, limit, hold_int)
+                p, outs = _pool(bound, optional, convention, limit, refuse, plugin, hold_f16)
                 result.plans[layer.label] = p
-        for number, (port, array) in enumerate(zip(layer.outputs, outs, strict=False)):
-            key = (layer.index, port.id)
-            values[key] = array
-            if holds is not None and (number == 0 or hold_all):
-                held[key] = holds
-            result.tensors[f"{layer.label}:{port.id}"] = declared(array, held.get(key), v10)
+        for port, value in zip(layer.outputs, outs, strict=False):
+            values[(layer.index, port.id)] = value
+            result.tensors[f"{layer.label}:{port.id}"] = value.output(v10)
     return result
 
 
-def _input_keys(
-    graph: Graph, layer: Layer, index_of: Mapping[int | None, int]
-) -> list[tuple[int, int] | None]:
-    """The (layer index, port) that feeds each input of a layer (None: no edge)."""
-    keys: list[tuple[int, int] | None] = []
-    for port in layer.inputs:
-        assert layer.id is not None
-        edge = graph.producer(layer.id, port.id)
-        keys.append(None if edge is None else (index_of[edge.from_layer], edge.from_port))
-    return keys
+def _pool_plain(
+    bound: Bound, src: Value, limit: int | None, hold_f16: bool
+) -> tuple[PoolPlan, list[Value]]:
+    """A pooling layer on the tensor's declared type; with `hold_f16` (onnxruntime) an f16
+    input is pooled in float32 and the result kept so for the next pooling node."""
+    x = src.array
+    if hold_f16 and src.declared == "f16":
+        x = x.astype(np.float32) if x.dtype != np.float32 else x
+        p, outs = run_pooling(bound, x, limit)
+        return p, [Value(outs[0], "f32", "f16"), *(_declared_value(a) for a in outs[1:])]
+    p, outs = run_pooling(bound, src.output(), limit)
+    return p, [_declared_value(a) for a in outs]
+
+
+def _pool(
+    bound: Bound,
+    optional: list[Value | None],
+    convention: str | None,
+    limit: int | None,
+    refuse: bool,
+    plugin: bool,
+    hold_f16: bool,
+) -> tuple[PoolPlan, list[Value]]:
+    """A windowed pooling layer (QLinearAveragePool on its declared inputs)."""
+    if bound.spec.kind == "qlinear":
+        arrays = [v.output() if v is not None else None for v in optional]
+        p, q = run_qlinear(bound, arrays, convention)
+        return p, [_declared_value(q)]
+    src = optional[0]
+    assert src is not None
+    if plugin:
+        return _pool_plugin(bound, src, limit, refuse)
+    return _pool_plain(bound, src, limit, hold_f16)
+
+
+def _family(
+    bound: Bound, optional: list[Value | None], limit: int | None, convention: str | None
+) -> tuple[FamilyPlan, list[Value]]:
+    """A layer of another pooling family, as the runtime carries tensors: an f16 tensor held
+    in float32 is pooled in float32 and its first output stays held so; every other input is
+    read in its declared type (an integer tensor held in float32 rounded first)."""
+    src = optional[0]
+    rest = [v.output() if v is not None else None for v in optional[1:]]
+    if src is not None and src.declared == "f16" and src.held == "f32":
+        p, outs = run_family(
+            bound, [np.asarray(src.array, dtype=np.float32), *rest], limit, convention
+        )
+        first = outs[0]
+        kept = Value(first, "f32", "f16") if first.dtype == np.float32 else _declared_value(first)
+        return p, [kept, *(_declared_value(a) for a in outs[1:])]
+    x = src.output() if src is not None else None
+    p, outs = run_family(bound, [x, *rest], limit, convention)
+    return p, [_declared_value(a) for a in outs]
+
+
+def _elementwise(layer: Layer, execute: Any, ins: list[Value]) -> list[Value]:
+    """An elementwise glue layer, computed in the type its inputs are held in: an f16 tensor
+    held in float32 stays so (openvino runs an f16 net in float32 at f32 inference precision),
+    every other tensor is read in its declared type."""
+    f16_held = any(v.declared == "f16" and v.held == "f32" for v in ins)
+    arrays = [v.array if v.declared == "f16" and v.held == "f32" else v.output() for v in ins]
+    outs = _glue(execute, layer, list(arrays))
+    if f16_held:
+        return [
+            Value(a, "f32", "f16") if a.dtype == np.float32 else _declared_value(a) for a in outs
+        ]
+    return [_declared_value(a) for a in outs]
+
+
+def _reshape(
+    layer: Layer, execute: Any, ins: list[Value], plugin: bool, notes: list[str] | None = None
+) -> list[Value]:
+    """Squeeze, Unsqueeze, Reshape, Split, Concat: the shape changes, the values stay as held
+    (an integer tensor held in float32 is reordered first; ONNX rounds an f16 tensor held in
+    float32 back to f16).  Inputs of the first one's types travel as it does (Concat); the
+    others (shapes, axes) are read in their declared types."""
+    src = ins[0]
+    unmeasured = src.held not in (src.declared, elements.held_type(src.declared))
+    if plugin and notes is not None and (unmeasured or src.jit_read is not None):
+        notes.append(
+            f'layer "{layer.label}" ({layer.type}): a {src.declared} tensor the CPU plugin holds '
+            f"as {src.held} was not measured through a {layer.type}; irpool assumes the plugin "
+            "keeps holding it so"
+        )
+    if not plugin:
+        return [_declared_value(a) for a in _glue(execute, layer, [v.output() for v in ins])]
+    x, held = _read_integers(src)
+
+    def like(v: Value, stored: bool) -> Array:
+        if v.declared != src.declared or v.held != src.held:
+            return v.output()
+        if not stored and v.constant is not None:
+            return v.constant
+        return _read_integers(v)[0]
+
+    shaped = _glue(execute, layer, [x, *(like(v, True) for v in ins[1:])])
+    if src.constant is not None:
+        constants = _glue(execute, layer, [src.constant, *(like(v, False) for v in ins[1:])])
+        return [
+            Value(np.asarray(a), held, src.declared, np.asarray(c))
+            for a, c in zip(shaped, constants, strict=True)
+        ]
+    return [Value(np.asarray(a), held, src.declared) for a in shaped]
 
 
 def _glue(execute: Any, layer: Layer, ins: list[Array | None]) -> list[Array]:
@@ -627,7 +964,9 @@ def run_layer(
             if want.name == "bfloat16" and x.dtype == np.uint16:
                 x = x.view(want)
             elif cast:
-                x = x.astype(want)
+                numeric_dtype(x, None)
+                with np.errstate(all="ignore"):
+                    x = np.asarray(x.astype(want))
             else:
                 raise InputError(
                     f"input has dtype {x.dtype}; the layer's input port is "

@@ -26,7 +26,7 @@ from .model import (
     Layer,
     Shape,
     format_shape,
-    normalize_element_type,
+    ir_element_type,
     parse_shape,
     shape_of,
 )
@@ -188,11 +188,12 @@ def parameter_element_type(layer: Layer) -> str | None:
     raw = layer.data.get("element_type")
     if raw is None:
         return None
-    et = normalize_element_type(raw)
+    et = ir_element_type(raw)  # as openvino reads it: a type name in any ASCII case
     if et is None:
         known = ", ".join((*ELEMENT_BITS, *OTHER_TYPES))
         raise IrParseError(
-            f'Parameter element_type="{raw}" is not an element type; expected one of {known}',
+            f'Parameter element_type="{raw}" is not an element type openvino reads; expected '
+            f"one of {known} (any letter case, no spaces)",
             layer.where(),
         )
     return et

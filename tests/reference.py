@@ -55,12 +55,14 @@ def pool(x: np.ndarray, plan: PoolPlan) -> tuple[np.ndarray, np.ndarray | None]:
         as_float = dataclasses.replace(plan, integers_in_float32=False)
         values, idx = pool(wrapped.astype(np.float32), as_float)
         info = np.iinfo(np.int32 if x.dtype.itemsize == 8 else x.dtype)
+        # the f32 -> i32 reorder saturates at the largest float32 below 2^31
+        top = 2147483520 if info.bits == 32 else info.max
         out = np.empty(values.shape, dtype=x.dtype)
         for pos, v in np.ndenumerate(values.astype(np.float64)):
             if math.isnan(v):
                 out[pos] = 0 if info.bits == 8 else info.min
             else:
-                out[pos] = min(max(round(v), info.min), info.max)  # round(): half to even
+                out[pos] = min(max(round(v), info.min), top)  # round(): half to even
         return out, idx
     n, c = plan.input_shape[:2]
     sizes = [a.size for a in plan.axes]
@@ -102,17 +104,37 @@ def pool(x: np.ndarray, plan: PoolPlan) -> tuple[np.ndarray, np.ndarray | None]:
                 spatial = sum(q * s for q, s in zip(chosen, strides, strict=True))
             elif plan.empty_index == "minus_one":  # onnxruntime: every coordinate stays -1
                 spatial = -sum(strides)
+            elif plan.empty_index == "first_tap":
+                # PyTorch: per axis, the start stepped over negative positions by the dilation
+                firsts = []
+                for s0, a in zip(starts, plan.axes, strict=True):
+                    while s0 < 0:
+                        s0 += a.dilation
+                    firsts.append(s0)
+                spatial = sum(q * s for q, s in zip(firsts, strides, strict=True))
             else:
                 spatial = 0
             flat = plane_base + spatial
             if plan.index_axis > 0:
-                flat %= math.prod(plan.input_shape[plan.index_axis :])
+                block = math.prod(plan.input_shape[plan.index_axis :])
+                # PyTorch's first tap of an empty window may lie past the plane: not wrapped
+                unwrapped = chosen is None and plan.empty_index == "first_tap"
+                flat = plane_base % block + spatial if unwrapped else flat % block
             idx[(b, ch, *j)] = flat
-    values = _cast(out, x.dtype, v.dtype)
+    values = _cast(out, x.dtype, v.dtype, plan.bf16_flush)
     return values, (idx.astype(plan.index_dtype) if plan.indices and plan.reduce == "max" else None)
 
 
-def _cast(out: np.ndarray, dtype: np.dtype[Any], compute: np.dtype[Any]) -> np.ndarray:
+def _flushed(q: Any) -> Any:
+    """A float32 value whose magnitude is below the smallest normal as a zero of its sign."""
+    if abs(float(q)) < 2.0**-126:
+        return math.copysign(0.0, float(q))
+    return q
+
+
+def _cast(
+    out: np.ndarray, dtype: np.dtype[Any], compute: np.dtype[Any], flush: bool = False
+) -> np.ndarray:
     if dtype.kind in "iu":
         info = np.iinfo(dtype)
         # a NaN mean (0/0) becomes 0 in 8-bit types and INT32_MIN in wider ones (measured on
@@ -131,6 +153,9 @@ def _cast(out: np.ndarray, dtype: np.dtype[Any], compute: np.dtype[Any]) -> np.n
             min(max(float(q), -F32_MAX), F32_MAX) if not math.isnan(q) else q for q in out.ravel()
         ]
         return np.array(flat, dtype=np.float64).reshape(out.shape)
+    if flush and dtype.name == "bfloat16":
+        # openvino's CPU plugin rounds to bfloat16 with float32 subnormals flushed to zero
+        out = np.array([_flushed(q) for q in out.ravel()], dtype=object).reshape(out.shape)
     with np.errstate(over="ignore"):  # float32 sums above float16's range become inf
         return (
             np.array([compute.type(q) for q in out.ravel()], dtype=compute)
@@ -206,9 +231,10 @@ def _max(
 ) -> tuple[Any, tuple[int, ...] | None]:
     floating = dtype.kind == "f"
     lowest = _lowest(dtype)
-    if bf16 and plan.empty == "lowest" and _any_empty(plan):
-        # openvino's CPU plugin starts every bfloat16 max from bfloat16's own lowest value
-        # when the layer has an empty window (measured)
+    reference_kernel = _any_empty(plan) or any(a.dilation > 1 for a in plan.axes)
+    if bf16 and plan.empty == "lowest" and plan.bf16_flush and reference_kernel:
+        # openvino's CPU plugin runs a bfloat16 layer with an empty window or a dilation on
+        # oneDNN's reference kernel, which starts every max from bfloat16's lowest (measured)
         lowest = BF16_LOWEST
     if not inside:
         if plan.empty == "-inf" and floating:

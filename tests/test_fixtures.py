@@ -561,6 +561,11 @@ def test_irpool_run_reproduces_every_expected_file(
     chosen = cases(smoke_set) + cases(corners_set) + cases(full_set)
     for i, case in enumerate(chosen):
         out = tmp_path / f"{i}.npz"
+        if any(known.applies(case.meta) for known in fx.KNOWN_REFUSALS[:1]):
+            # openvino cannot compile it, and run refuses it as openvino does (the fixture
+            # records irpool's semantics all the same)
+            assert cli.main(["run", case.model_path, "-o", str(out)]) == 2, case.name
+            continue
         got = _run_case(case, out)
         assert sorted(got) == sorted(case.expected), case.name
         # same arrays, and the same bytes: run writes outputs as fixtures writes them

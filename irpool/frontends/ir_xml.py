@@ -24,6 +24,7 @@ from ..model import (
     Layer,
     Port,
     check_no_cycle,
+    ir_element_type,
     normalize_element_type,
     parse_int,
 )
@@ -498,11 +499,12 @@ def const_layout(graph: Graph, layer: Layer) -> tuple[str, tuple[int, ...], int,
     .bin beside the .xml: the bytes exist and `size` matches the type and shape."""
     where = layer.where()
     data = layer.data
-    et = (data.get("element_type") or "").strip()
+    raw_et = data.get("element_type") or ""
+    et = ir_element_type(raw_et) or raw_et  # openvino's reading: any ASCII case, no spaces
     if et not in CONST_BITS:
         raise IrParseError(
-            f'Const element_type "{et}" is not one irpool reads; expected one of '
-            f"{', '.join(CONST_BITS)}",
+            f'Const element_type "{raw_et}" is not one irpool reads; expected one of '
+            f"{', '.join(CONST_BITS)} (any letter case, no spaces)",
             where,
         )
     raw_shape = data.get("shape", "")

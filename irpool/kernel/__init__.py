@@ -38,8 +38,8 @@ from ..env import env_int
 from ..errors import InputError, SpecError
 from ..geometry import PoolPlan
 from .average import direct_sum_chunk, mean_values, sum_chunk
-from .lowp import integers_as_float32, round_to_integer, store
-from .max_pool import half_max_chunk, max_chunk
+from .lowp import flush_subnormals, integers_as_float32, round_to_integer, store
+from .max_pool import first_zero_signs, half_max_chunk, max_chunk
 from .reduce import global_pool
 from .scratch import Scratch
 from .windows import (
@@ -155,6 +155,16 @@ def pool(x: Array, plan: PoolPlan, threads: int | None = None) -> tuple[Array, A
         and len(lay.taps) <= len(lay.phases)
     )
     spaces: dict[int, Scratch] = {}
+    flush = plan.bf16_flush and name == "bfloat16"
+    # the first of equal zero taps decides a zero maximum's sign (not onnxruntime's MLAS)
+    zero_signs = (
+        plan.reduce == "max"
+        and cdt.kind == "f"
+        and plan.nan_rule in ("ignore", "first", "propagate")
+    )
+
+    def put(values: Array, dst: Array) -> None:
+        store(values, dst, name, flush)
 
     def run_chunk(p0: int) -> None:
         work = spaces.setdefault(threading.get_ident(), Scratch())
@@ -165,7 +175,7 @@ def pool(x: Array, plan: PoolPlan, threads: int | None = None) -> tuple[Array, A
                 values = global_pool(raw, plan, name, cdt, lowest)
                 if plan.reduce == "mean":
                     values = mean_values(values, plan, out.dtype)
-                store(values, out_s[p0:p1], name)
+                put(values, out_s[p0:p1])
             elif plan.reduce == "mean":
                 for j0 in range(0, plan.axes[0].out, block_rows):
                     j1 = min(plan.axes[0].out, j0 + block_rows)
@@ -177,14 +187,20 @@ def pool(x: Array, plan: PoolPlan, threads: int | None = None) -> tuple[Array, A
                     dst = out_s[p0:p1, j0:j1]
                     means = mean_values(sums, plan, out.dtype, slice(j0, j1), work, dst)
                     if means is not dst:
-                        store(means, dst, name)
+                        put(means, dst)
             elif name in ("float16", "bfloat16") and plan.nan_rule == "ignore":
                 out_s[p0:p1] = half_max_chunk(raw, plan, name, lowest, idx_s, p0, work)
+                if flush:
+                    flush_subnormals(out_s[p0:p1])
             else:
                 dst = out_s[p0:p1]
                 values = max_chunk(raw, plan, name, cdt, lowest, empty_value, idx_s, p0, work, dst)
                 if values is not dst:
-                    store(values, dst, name)
+                    put(values, dst)
+                elif flush:
+                    flush_subnormals(dst)
+            if zero_signs:
+                first_zero_signs(raw, out_s[p0:p1], plan, name, cdt)
 
     starts = range(0, planes, rows)
     workers = _threads(threads)

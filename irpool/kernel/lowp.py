@@ -14,6 +14,8 @@ from .scratch import Scratch
 Array = npt.NDArray[Any]
 
 F32_MAX = float(np.finfo(np.float32).max)
+I32_TOP_F32 = 2147483520
+"""The largest float32 below 2^31."""
 
 
 def to_compute(chunk: Array, name: str, cdt: np.dtype[Any]) -> Array:
@@ -76,9 +78,26 @@ def half_bits(values: Array, work: Scratch) -> Array:
     return values
 
 
-def store(acc: Array, dst: Array, name: str) -> None:
-    """Write computed values to the output dtype (nearest even for floats; float64 outputs
-    computed in float32 saturate at +-FLT_MAX, as openvino converts them; integers saturate)."""
+def flush_subnormals(values: Array) -> Array:
+    """float32 (or bfloat16) values with their subnormals as zeros of their sign, in place."""
+    if values.dtype == np.float32:
+        bits = values.view(np.uint32)
+        low = (bits & np.uint32(0x7F800000)) == 0
+        bits[low] &= np.uint32(0x80000000)
+    else:
+        half = values.view(np.uint16)
+        low = (half & np.uint16(0x7F80)) == 0
+        half[low] &= np.uint16(0x8000)
+    return values
+
+
+def store(acc: Array, dst: Array, name: str, flush: bool = False) -> None:
+    """Write computed values to the output dtype (nearest even for floats; with `flush`,
+    float32 subnormals become zeros before bfloat16 rounding, as openvino's CPU plugin
+    converts; float64 outputs computed in float32 saturate at +-FLT_MAX, as openvino converts
+    them; integers saturate)."""
+    if flush and name == "bfloat16" and acc.dtype == np.float32:
+        acc = flush_subnormals(np.array(acc))
     if name == "float64" and acc.dtype == np.float32:
         acc = np.clip(acc, -F32_MAX, F32_MAX)
     elif dst.dtype.kind in "iu" and acc.dtype.kind in "iu" and acc.dtype != dst.dtype:
@@ -87,12 +106,16 @@ def store(acc: Array, dst: Array, name: str) -> None:
 
 
 def float_to_int(result: Array, dtype: np.dtype[Any]) -> Array:
-    """A float mean to an integer type, as openvino's CPU plugin converts: saturating, and a
-    NaN (an empty window, 0/0) becomes 0 for 8-bit types and INT32_MIN for 32/64-bit ones."""
+    """A float mean to an integer type, as openvino's CPU plugin converts: saturating (int32 at
+    2147483520), and a NaN (an empty window, 0/0) becomes 0 for 8-bit types and INT32_MIN for
+    32/64-bit ones."""
     info = np.iinfo(dtype)
     nan_value = 0 if info.bits == 8 else np.iinfo(np.int32).min
     result = np.where(np.isnan(result), nan_value, result)
-    return np.clip(result, info.min, info.max)
+    # a float32 result reaches int32 through a reorder that saturates at the largest float32
+    # below 2^31 (measured)
+    top = I32_TOP_F32 if dtype == np.int32 else info.max
+    return np.clip(result, info.min, top)
 
 
 def integers_as_float32(x: Array) -> Array:
@@ -104,8 +127,9 @@ def integers_as_float32(x: Array) -> Array:
 
 def round_to_integer(values: Array, dtype: np.dtype[Any]) -> Array:
     """Float results back to an integer type as openvino converts them: half to even,
-    saturating (64-bit types at 32 bits, the width they were computed in), NaN to 0 for 8-bit
-    types and INT32_MIN otherwise (float_to_int)."""
+    saturating (64-bit types at 32 bits, the width they were computed in; int32 at 2147483520,
+    the largest float32 below 2^31), NaN to 0 for 8-bit types and INT32_MIN otherwise
+    (float_to_int)."""
     width = np.dtype(np.int32) if dtype.itemsize == 8 else dtype
     with np.errstate(invalid="ignore"):
         rounded = float_to_int(np.rint(values.astype(np.float64)), width)

@@ -24,6 +24,11 @@ def global_pool(
     copy_compute(column, raw.reshape(planes, size).T, name, cdt)
     shape = (planes,) + (1,) * len(plan.axes)
     if plan.reduce == "mean":
+        if planes == 1:
+            # one plane is one contiguous run, which add.reduce sums pairwise from 8 values
+            # up; the plan's order (sum_order, row_major) adds the taps one after the other,
+            # and a cumulative sum does (bit-identical to openvino, measured)
+            return np.asarray(np.cumsum(column[:, 0], dtype=cdt)[-1:]).reshape(shape)
         # add.reduce over the first axis of a C-ordered array adds the rows in order
         return np.asarray(np.add.reduce(column, axis=0, dtype=cdt)).reshape(shape)
     if cdt.kind == "f":

@@ -16,7 +16,7 @@ from ..families.adaptive import ADAPTIVE
 from ..families.reduce import REDUCE_L1, REDUCE_L2, REDUCE_MAX, REDUCE_MEAN, REDUCE_SUM
 from ..geometry import AutoPad, PoolParams, Rounding
 from ..model import Layer
-from .registry import REGISTRY, Attr, OpSpec, Registry, Selected, read_ir_attrs
+from .registry import REGISTRY, Attr, OpSpec, Registry, Selected, odd_spelling, read_ir_attrs
 
 LATEST_OPSET = 16
 """Newest opset of openvino 2026.4 that holds the pooling ops (its opset17 has none)."""
@@ -44,7 +44,8 @@ AUTO_PAD = Attr(
     "auto_pad",
     "enum",
     default="explicit",
-    choices=("explicit", "same_upper", "same_lower", "valid", "notset"),
+    choices=("explicit", "same_upper", "same_lower", "valid"),
+    note='openvino 2026.4 refuses "notset" (not a member of its PadType)',
 )
 DILATIONS = Attr("dilations", "dilations", "ints", default=())
 INDEX_TYPE = Attr(
@@ -56,7 +57,9 @@ AVG_ATTRS = (STRIDES, PADS_BEGIN, PADS_END, KERNEL, EXCLUDE_PAD, ROUNDING, AUTO_
 MAX_ATTRS = (STRIDES, PADS_BEGIN, PADS_END, KERNEL, ROUNDING, AUTO_PAD)
 
 FLOAT_TYPES = ("f64", "f32", "f16", "bf16")
-INT_TYPES = ("i8", "u8", "i32", "i64")
+INT_TYPES = ("i8", "u8", "i32", "i64", "i16", "u16", "u32", "u64", "boolean")
+"""openvino 2026.4.1 runs pooling on every numeric type; the CPU plugin holds i16, u16, u32,
+u64 and i64 in i32 and boolean in u8 (measured, IR v10 and v11)."""
 
 AVG_POOL_1 = OpSpec(
     "openvino",
@@ -178,7 +181,11 @@ def select(op_type: str, version: str | None, data: Mapping[str, str]) -> tuple[
 def params(spec: OpSpec, data: Mapping[str, str], rank: int | None = None) -> PoolParams:
     """PoolParams of an IR layer from its `<data>` strings; `rank` is the input rank if known."""
     values = read_ir_attrs(spec, data)
-    notes: list[str] = []
+    notes: list[str] = [
+        note
+        for attr in spec.attrs
+        if attr.wire in data and (note := odd_spelling(attr, data[attr.wire])) is not None
+    ]
     unknown = sorted(set(data) - spec.wire_names())
     if unknown:
         notes.append(
@@ -205,13 +212,10 @@ def params(spec: OpSpec, data: Mapping[str, str], rank: int | None = None) -> Po
             f"{spec.label} accepts {', '.join(spec.roundings)}"
         )
     auto_pad = str(values["auto_pad"])
-    if auto_pad not in ("explicit", "notset") and any(
+    if auto_pad != "explicit" and any(
         v for key in ("pads_begin", "pads_end") for v in _ints(values[key])
     ):
         notes.append(f"pads_begin/pads_end are ignored with auto_pad={auto_pad}")
-    if auto_pad == "notset":
-        notes.append('auto_pad "notset" read as explicit; openvino 2026.4 refuses this value')
-        auto_pad = "explicit"
     kernel = _ints(values["kernel"])
     spatial = len(kernel)
     if rank is not None and not 3 <= rank <= 5:
@@ -261,6 +265,8 @@ def params(spec: OpSpec, data: Mapping[str, str], rank: int | None = None) -> Po
         index_axis=index_axis,
         index_dtype="int32" if index_type == "i32" else "int64",
         openvino_checks=True,
+        dilations_written=bool(_ints(values.get("dilations", ())))
+        or "dilations" not in spec.wire_names(),
         notes=tuple(notes),
     )
 
