@@ -9,7 +9,16 @@ from __future__ import annotations
 
 __version__ = "0.1.0"
 
-from .api import check, explain, load, pool, run
+from .api import check, compile_pool, explain, load, pool, run
 from .errors import IrpoolError
 
-__all__ = ["IrpoolError", "__version__", "check", "explain", "load", "pool", "run"]
+__all__ = [
+    "IrpoolError",
+    "__version__",
+    "check",
+    "compile_pool",
+    "explain",
+    "load",
+    "pool",
+    "run",
+]

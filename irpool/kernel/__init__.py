@@ -37,6 +37,7 @@ import numpy.typing as npt
 from ..env import env_int
 from ..errors import InputError, SpecError
 from ..geometry import PoolPlan
+from . import compiled
 from .average import direct_sum_chunk, mean_values, sum_chunk
 from .lowp import integers_as_float32, round_to_integer, store
 from .max_pool import half_max_chunk, max_chunk
@@ -52,6 +53,7 @@ from .windows import (
     layout,
     taps_of,
 )
+from .zero_sign import first_zero_signs
 
 __all__ = [
     "CHUNK_BYTES",
@@ -64,6 +66,7 @@ __all__ = [
     "integers_as_float32",
     "pool",
     "round_to_integer",
+    "thread_count",
 ]
 
 CHUNK_BYTES = 2 << 20
@@ -99,16 +102,28 @@ def check_input(x: Array, plan: PoolPlan) -> str:
     return name
 
 
-def pool(x: Array, plan: PoolPlan, threads: int | None = None) -> tuple[Array, Array | None]:
+def pool(
+    x: Array,
+    plan: PoolPlan,
+    threads: int | None = None,
+    path: str | None = None,
+    spaces: dict[int, Scratch] | None = None,
+) -> tuple[Array, Array | None]:
     """Pool x (N, C, *spatial) exactly as the plan says: (values, indices or None).  The plan
     decides everything (made for x's dtype); the kernel only chooses how to compute it.
 
     Chunks of planes run on `threads` threads (default: IRPOOL_THREADS, else the CPU count, at
-    most 8); results do not depend on it."""
+    most 8); results do not depend on it.  `path` is `auto` (the compiled path where numba is
+    installed and it serves the plan, else this numpy core), `numpy` or `compiled` (default:
+    IRPOOL_KERNEL, else auto); both paths give the same bits.  `spaces`: working buffers per
+    thread kept from call to call (a prepared pool passes its own)."""
     name = check_input(x, plan)
     if plan.via is not None:
-        values, indices = pool(integers_as_float32(x), plan.via, threads)
+        values, indices = pool(integers_as_float32(x), plan.via, threads, path, spaces)
         return round_to_integer(values, x.dtype), indices
+    done = compiled.run(x, plan, thread_count(threads), path)
+    if done is not None:
+        return done
     cdt = np.dtype(plan.compute)
     out = np.empty(plan.output_shape, dtype=x.dtype)
     want_indices = plan.indices and plan.reduce == "max"
@@ -154,10 +169,10 @@ def pool(x: Array, plan: PoolPlan, threads: int | None = None) -> tuple[Array, A
         and cdt == x.dtype
         and len(lay.taps) <= len(lay.phases)
     )
-    spaces: dict[int, Scratch] = {}
+    held: dict[int, Scratch] = {} if spaces is None else spaces
 
     def run_chunk(p0: int) -> None:
-        work = spaces.setdefault(threading.get_ident(), Scratch())
+        work = held.setdefault(threading.get_ident(), Scratch())
         p1 = min(planes, p0 + rows)
         raw = xs[p0:p1]
         with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
@@ -185,9 +200,11 @@ def pool(x: Array, plan: PoolPlan, threads: int | None = None) -> tuple[Array, A
                 values = max_chunk(raw, plan, name, cdt, lowest, empty_value, idx_s, p0, work, dst)
                 if values is not dst:
                     store(values, dst, name)
+            if plan.reduce == "max":
+                first_zero_signs(raw, plan, out_s[p0:p1])
 
     starts = range(0, planes, rows)
-    workers = _threads(threads)
+    workers = thread_count(threads)
     if workers > 1 and len(starts) > 1 and x.nbytes >= PARALLEL_BYTES:
         list(_executor(workers).map(run_chunk, starts))
     else:
@@ -203,7 +220,9 @@ PARALLEL_BYTES = 1 << 20
 _EXECUTORS: dict[int, concurrent.futures.ThreadPoolExecutor] = {}
 
 
-def _threads(requested: int | None) -> int:
+def thread_count(requested: int | None) -> int:
+    """Threads for one pool call: `requested`, else IRPOOL_THREADS, else the CPU count (at
+    most 8)."""
     if requested is not None:
         return max(1, requested)
     return env_int("IRPOOL_THREADS", min(os.cpu_count() or 1, 8))
