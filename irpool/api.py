@@ -173,12 +173,15 @@ def compile_pool(
     index_axis: int = 0,
     convention: str = "openvino",
     threads: int | None = None,
+    path: str | None = None,
 ) -> PreparedPool:
     """pool() prepared once for inputs of one shape and dtype: returns a callable `f(x)`
     giving what `pool(x, ...)` gives with the same keywords (values, or (values, indices)),
     with the plan, the kernel path and its buffers built before the first call.
 
     `threads`: threads per call (default IRPOOL_THREADS, else the CPU count, at most 8).
+    `path`: "auto" (the compiled path where numba is installed and it serves the plan),
+    "numpy" or "compiled" (default: IRPOOL_KERNEL, else auto); the bits are the same.
     `f.path` is "compiled" or "numpy", `f.why` says why, `f.plan` is the plan.
 
     >>> import numpy as np, irpool
@@ -203,4 +206,4 @@ def compile_pool(
         "irpool.compile_pool",
     )
     name = str(np.dtype(dtype).name)
-    return PreparedPool(plan(params, shape, convention, dtype=name), thread_count(threads))
+    return PreparedPool(plan(params, shape, convention, dtype=name), thread_count(threads), path)
