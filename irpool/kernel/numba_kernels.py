@@ -66,11 +66,13 @@ def b2f(h):
 
 @njit(**INL)
 def f2h(f):
-    """float32 to float16 bits, round to nearest even (as numpy's astype; NaN stays NaN)."""
+    """float32 to float16 bits, round to nearest even, as numpy's astype (a NaN keeps the top
+    ten bits of its payload, at least 1)."""
     u = f2u(f)
     sign = u & np.uint32(0x80000000)
     u = u ^ sign
-    nan_or_inf = np.uint32(0x7E00) if u > np.uint32(0x7F800000) else np.uint32(0x7C00)
+    payload = max((u & np.uint32(0x7FFFFF)) >> np.uint32(13), np.uint32(1))
+    nan_or_inf = np.uint32(0x7C00) + payload if u > np.uint32(0x7F800000) else np.uint32(0x7C00)
     sub = f2u(u2f(u) + u2f(np.uint32(0x3F000000))) - np.uint32(0x3F000000)
     odd = (u >> np.uint32(13)) & np.uint32(1)
     norm = (u + np.uint32(0xC8000FFF) + odd) >> np.uint32(13)
@@ -80,10 +82,11 @@ def f2h(f):
 
 @njit(**INL)
 def f2b(f):
-    """float32 to bfloat16 bits, round to nearest even (NaN quieted, as ml_dtypes)."""
+    """float32 to bfloat16 bits, round to nearest even (a NaN becomes 0x7FC0 with its sign, as
+    ml_dtypes converts)."""
     u = f2u(f)
     r = (u + np.uint32(0x7FFF) + ((u >> np.uint32(16)) & np.uint32(1))) >> np.uint32(16)
-    q = (u >> np.uint32(16)) | np.uint32(0x40)
+    q = ((u >> np.uint32(16)) & np.uint32(0x8000)) | np.uint32(0x7FC0)
     return np.uint16(q if (u & np.uint32(0x7FFFFFFF)) > np.uint32(0x7F800000) else r)
 
 
