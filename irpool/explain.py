@@ -23,7 +23,7 @@ from . import divergences
 from .arrays import check_elements
 from .errors import IrpoolError, UsageError, Where
 from .geometry import AxisPlan, PoolPlan, auto_pads_formula, axis_size_formula
-from .kernel import divisor
+from .kernel import compiled, divisor
 from .model import Graph, format_shape, numpy_dtype
 from .shapes import PoolingLayer, infer
 
@@ -81,6 +81,9 @@ class LayerReport:
     plan: PoolPlan | None = None
     divergences: list[str] = field(default_factory=list)
     """The known divergences this layer exercises (ids of the divergence table)."""
+    kernel: str = "numpy"
+    """The kernel path that computes the layer: compiled or numpy (IRPOOL_KERNEL, numba)."""
+    kernel_why: str = ""
 
 
 TAPS_SHOWN = 16
@@ -336,6 +339,7 @@ def explain_layer(
         plan=p,
     )
     report.divergences = divergences.touched(pl.bound.params_for(len(input_shape)), p)
+    report.kernel, report.kernel_why = compiled.describe(p)
     if p.reduce == "max":
         report.notes.append(f"NaN in a window: {NAN_MAX_TEXT[p.nan_max]}")
     if p.float_refusal is not None:
@@ -459,6 +463,7 @@ def format_report(r: LayerReport) -> str:
     for key in r.divergences:
         d = divergences.BY_ID[key]
         lines.append(f"  divergence {key}: {d.title} ({d.separates})")
+    lines.append(f"  kernel: {r.kernel_why}")
     for note in r.notes:
         lines.append(f"  note: {note}")
     return "\n".join(lines)
@@ -518,4 +523,5 @@ def to_json(r: LayerReport) -> dict[str, Any]:
         "conventions": r.conventions,
         "divergences": r.divergences,
         "notes": r.notes,
+        "kernel": {"path": r.kernel, "why": r.kernel_why},
     }

@@ -20,6 +20,7 @@ import numpy as np
 import pytest
 import reference
 from conftest import ROOT
+from conftest import irpool as irpool_cli
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
@@ -403,3 +404,23 @@ def test_kernels_load_from_the_disk_cache_and_not_at_import() -> None:
     second = runs[1]
     assert not second["numba_at_import"] and second["path"] == "compiled"
     assert second["misses"] == 0 and second["hits"] >= 1, runs
+
+
+def test_explain_names_the_kernel_path(monkeypatch: pytest.MonkeyPatch) -> None:
+    zoo = str(ROOT / "fixtures" / "ir" / "pool_zoo.xml")
+    by_name = {r.layer: r for r in irpool.explain(zoo, convention="torch")}
+    assert by_name["ap1_ceil"].kernel == "compiled"
+    mp1 = by_name["mp1"]
+    assert mp1.kernel == "numpy"
+    assert mp1.kernel_why == (
+        "numpy core (the compiled path does not serve this plan: NaN rule propagate: it has "
+        "openvino's (ignore) only)"
+    )
+    out = irpool_cli("explain", zoo, "--layer", "ap1_ceil", "--json")
+    assert json.loads(out.stdout)["layers"][0]["kernel"] == {
+        "path": "compiled",
+        "why": "compiled (numba), bit-identical to the numpy core",
+    }
+    monkeypatch.setenv("IRPOOL_KERNEL", "numpy")
+    text = irpool_cli("explain", zoo, "--layer", "ap1_ceil").stdout
+    assert "  kernel: numpy core (IRPOOL_KERNEL=numpy)" in text.splitlines()

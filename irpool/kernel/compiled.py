@@ -215,12 +215,17 @@ def choose(plan: PoolPlan, path: str | None = None) -> tuple[bool, str]:
     return True, "compiled (numba), bit-identical to the numpy core"
 
 
-def describe(plan: PoolPlan) -> str:
-    """Which path computes the plan under the current setting, in words (for explain)."""
+def describe(plan: PoolPlan) -> tuple[str, str]:
+    """Which path computes the plan under the current setting: ("compiled" or "numpy", why),
+    for explain (an integer layer that openvino pools in float32 is asked of its float32 plan)."""
+    target = plan.via if plan.via is not None else plan
     try:
-        return choose(plan)[1]
+        use, why = choose(target)
     except UsageError as e:
-        return f"none ({e})"
+        return "numpy", f"numpy core ({e})"
+    if plan.via is not None:
+        why = f"{why}; the {plan.dtype} data pooled in float32 and rounded back"
+    return ("compiled" if use else "numpy"), why
 
 
 # -- preparing a plan -------------------------------------------------------------------------
