@@ -39,6 +39,15 @@ class Unavailable(Exception):
     """The peer cannot run this workload (say why)."""
 
 
+def reason(error: Exception) -> str:
+    """Why a peer could not run, in one line: the last line of the message that is not a
+    runtime's source location (openvino nests its messages under "Exception from ...")."""
+    lines = [line.strip() for line in str(error).splitlines() if line.strip()]
+    useful = [line for line in lines if not line.startswith(("Exception from", "Check '"))]
+    text = (useful or lines or [type(error).__name__])[-1]
+    return text[:160]
+
+
 def openvino_model(w: Workload, x: np.ndarray) -> Any:
     """The model converters emit for a workload: AvgPool-1 or MaxPool-8 (both outputs where
     the model reads the indices)."""
