@@ -301,7 +301,7 @@ def plot(results: list[dict[str, Any]], names: list[str], path: str) -> None:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--only", help="comma-separated workload names (default: all 16)")
-    parser.add_argument("--peers", default=DEFAULT_PEERS, help=f"default {DEFAULT_PEERS}")
+    parser.add_argument("--peers", help=f"default {DEFAULT_PEERS} (with --scaling: ov1,np1,nb1)")
     parser.add_argument("--rounds", type=int, default=20)
     parser.add_argument("--min-seconds", type=float, default=2.0)
     parser.add_argument("--max-busy", type=float, default=0.15)
@@ -316,7 +316,7 @@ def main() -> int:
         import scaling
 
         return scaling.main(args)
-    names = args.peers.split(",")
+    names = (args.peers or DEFAULT_PEERS).split(",")
     unknown = [n for n in names if n not in peers.PEERS]
     if unknown:
         parser.error(f"unknown peers {unknown}; known: {', '.join(peers.PEERS)}")

@@ -424,3 +424,39 @@ def test_explain_names_the_kernel_path(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("IRPOOL_KERNEL", "numpy")
     text = irpool_cli("explain", zoo, "--layer", "ap1_ceil").stdout
     assert "  kernel: numpy core (IRPOOL_KERNEL=numpy)" in text.splitlines()
+
+
+AUTO_CHILD = """
+import json, sys, time
+import numpy as np
+import irpool
+from irpool.kernel import compiled
+x = np.random.default_rng(0).standard_normal((1, 16, 64, 64)).astype(np.float32)
+first = irpool.pool(x, 3, 2, 1)
+after_first = "numba" in sys.modules
+compiled.WARM_AFTER = 3 * x.size
+seen = []
+deadline = time.time() + 300
+while time.time() < deadline:
+    got = irpool.pool(x, 3, 2, 1)
+    assert np.array_equal(got.view(np.uint32), first.view(np.uint32))
+    seen.append(bool(compiled._WARM))
+    if seen[-1] and len(seen) > 3:
+        break
+    time.sleep(0.01)
+print(json.dumps({"numba_after_first": after_first, "calls": len(seen),
+                  "numpy_calls": seen.count(False), "warm": bool(compiled._WARM)}))
+"""
+
+
+def test_auto_mode_starts_on_numpy_and_loads_the_kernels_in_the_background() -> None:
+    """In auto mode a process's first pool calls run on the numpy core, without importing
+    numba; past WARM_AFTER elements the kernels load in a background thread and the compiled
+    path takes over, with the same bits."""
+    done = subprocess.run(
+        [sys.executable, "-c", AUTO_CHILD], capture_output=True, text=True, cwd=ROOT, timeout=600
+    )
+    assert done.returncode == 0, done.stderr
+    r = json.loads(done.stdout.strip().splitlines()[-1])
+    assert not r["numba_after_first"]
+    assert r["warm"] and r["numpy_calls"] >= 2, r

@@ -38,6 +38,7 @@ import dataclasses
 import importlib.util
 import math
 import os
+import queue
 import threading
 from collections import OrderedDict
 from collections.abc import Callable
@@ -246,6 +247,20 @@ def _kernels() -> Any:
     return _MODULE[0]
 
 
+class _Kernels:
+    """The kernel module, imported on the first attribute read (prepared plans hold this, so
+    that preparing a plan does not import numba)."""
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(_kernels(), name)
+
+
+_LAZY = _Kernels()
+_WARM: set[tuple[str, str, str | None]] = set()
+"""Kernel specialisations loaded in this process."""
+_WARMING = threading.Lock()
+
+
 _TRIVIAL = AxisPlan(size=1, window=1, stride=1, dilation=1, pad_begin=0, pad_end=0, out=1)
 
 
@@ -325,23 +340,21 @@ def _geometry(axes: tuple[AxisPlan, ...], last: Callable[[AxisPlan], int]) -> Ar
 
 Runner = Callable[[int, int, Array, Array, int, Array | None], None]
 """run(lo, hi, x, out, scratch number, indices): one range of the work."""
+Built = tuple[Runner, list[tuple[int, int]], str]
+"""(runner, ranges of work, the kernel's name)."""
 
 
-def _global_average(
-    plan: PoolPlan, kind: int, k: Any, workers: int
-) -> tuple[Runner, list[tuple[int, int]]]:
+def _global_average(plan: PoolPlan, kind: int, k: Any, workers: int) -> Built:
     div = np.float32(_divisors(plan)[0])
     planes = plan.input_shape[0] * plan.input_shape[1]
 
     def run(lo: int, hi: int, xv: Array, ov: Array, i: int, iv: Array | None) -> None:
         k.global_avg_run(xv.reshape(planes, -1), ov, kind, lo, hi, div)
 
-    return run, _split([1] * planes, workers)
+    return run, _split([1] * planes, workers), "global_avg_run"
 
 
-def _direct_average(
-    plan: PoolPlan, kind: int, k: Any, workers: int
-) -> tuple[Runner, list[tuple[int, int]]]:
+def _direct_average(plan: PoolPlan, kind: int, k: Any, workers: int) -> Built:
     axes = _axes3(plan)
     geo = _geometry(axes, lambda a: a.window)
     div = _divisors(plan)
@@ -351,7 +364,7 @@ def _direct_average(
     def run(lo: int, hi: int, xv: Array, ov: Array, i: int, iv: Array | None) -> None:
         k.avg_direct_run(xv, ov, kind, geo, lo, hi, accs[i], div, ZERO)
 
-    return run, ranges
+    return run, ranges, "avg_direct_run"
 
 
 def _chunks(
@@ -381,9 +394,7 @@ def _chunks(
     return chunks
 
 
-def _average(
-    plan: PoolPlan, kind: int, k: Any, workers: int
-) -> tuple[Runner, list[tuple[int, int]]]:
+def _average(plan: PoolPlan, kind: int, k: Any, workers: int) -> Built:
     """The polyphase average: per chunk, one zero-padded buffer per phase (the residue of a
     padded position modulo the stride, per axis), then the taps in row-major order."""
     axes = _axes3(plan)
@@ -456,12 +467,10 @@ def _average(
             wp,
         )
 
-    return run, ranges
+    return run, ranges, "avg_run"
 
 
-def _max_indices(
-    plan: PoolPlan, kind: int, k: Any, workers: int
-) -> tuple[Runner, list[tuple[int, int]]]:
+def _max_indices(plan: PoolPlan, kind: int, k: Any, workers: int) -> Built:
     axes = _axes3(plan)
     geo = _geometry(axes, lambda a: a.window)
     lowest = _start(plan)
@@ -483,10 +492,10 @@ def _max_indices(
             xv, ov, iv, kind, geo, lo, hi, lowest, istr, plane_size, modulus, missing, rows[i]
         )
 
-    return run, ranges
+    return run, ranges, "max_idx_run"
 
 
-def _max(plan: PoolPlan, kind: int, k: Any, workers: int) -> tuple[Runner, list[tuple[int, int]]]:
+def _max(plan: PoolPlan, kind: int, k: Any, workers: int) -> Built:
     axes = _axes3(plan)
     geo = _geometry(axes, lambda a: a.window)
     lowest = _start(plan)
@@ -499,7 +508,7 @@ def _max(plan: PoolPlan, kind: int, k: Any, workers: int) -> tuple[Runner, list[
     def run(lo: int, hi: int, xv: Array, ov: Array, i: int, iv: Array | None) -> None:
         k.max_run(xv, ov, kind, geo, lo, hi, bufs[i], lowest)
 
-    return run, ranges
+    return run, ranges, "max_run"
 
 
 _EXECUTORS: dict[int, concurrent.futures.ThreadPoolExecutor] = {}
@@ -516,8 +525,9 @@ def _executor(workers: int) -> concurrent.futures.ThreadPoolExecutor:
 
 class Prepared:
     """A plan prepared for the compiled path: its tables and per-range scratch are built
-    once; calling it with an input of the plan's shape and dtype gives (values, indices or
-    None).  Not re-entrant (it owns its scratch): one per thread, or a lock."""
+    once (numpy only: numba is imported when a kernel is first needed); calling it with an
+    input of the plan's shape and dtype gives (values, indices or None).  Not re-entrant (it
+    owns its scratch): one per thread, or a lock."""
 
     def __init__(self, plan: PoolPlan, threads: int = 1) -> None:
         reason = why_not(plan)
@@ -526,20 +536,20 @@ class Prepared:
         self.plan = plan
         kind = KINDS[plan.dtype]
         workers = max(1, threads)
-        k = _kernels()
-        self.ranges: list[tuple[int, int]]
+        k = _LAZY
         if plan.reduce == "mean" and is_global(plan):
-            self._run, self.ranges = _global_average(plan, kind, k, workers)
+            built = _global_average(plan, kind, k, workers)
         elif plan.reduce == "mean" and all(
             (a.window - 1) * a.dilation < a.stride for a in plan.axes
         ):
-            self._run, self.ranges = _direct_average(plan, kind, k, workers)
+            built = _direct_average(plan, kind, k, workers)
         elif plan.reduce == "mean":
-            self._run, self.ranges = _average(plan, kind, k, workers)
+            built = _average(plan, kind, k, workers)
         elif plan.indices:
-            self._run, self.ranges = _max_indices(plan, kind, k, workers)
+            built = _max_indices(plan, kind, k, workers)
         else:
-            self._run, self.ranges = _max(plan, kind, k, workers)
+            built = _max(plan, kind, k, workers)
+        self._run, self.ranges, kernel = built
         nbytes = math.prod(plan.input_shape) * np.dtype(_dtype(plan.dtype)).itemsize
         if len(self.ranges) > 1 and nbytes < PARALLEL_BYTES:
             self.ranges = [(self.ranges[0][0], self.ranges[-1][1])]
@@ -547,8 +557,29 @@ class Prepared:
         self._dtype = _dtype(plan.dtype)
         self._indices = plan.indices
         self._index_dtype = np.dtype(plan.index_dtype)
+        self.key = (kernel, self._raw.name, self._index_dtype.name if plan.indices else None)
+        """The kernel and argument types this plan runs: one numba specialisation."""
+
+    @property
+    def ready(self) -> bool:
+        """Whether its kernel specialisation is loaded (or compiled) in this process."""
+        return self.key in _WARM
+
+    def warm(self) -> None:
+        """Load its kernel specialisation from numba's disk cache, or compile it: the kernel
+        run over an empty range of work with arguments of the real types."""
+        if self.ready:
+            return
+        with _WARMING:
+            if not self.ready:
+                empty = np.empty(0, self._raw)
+                idx = np.empty(0, self._index_dtype) if self._indices else None
+                self._run(0, 0, empty, np.empty(0, self._raw), 0, idx)
+                _WARM.add(self.key)
 
     def __call__(self, x: Array) -> Result:
+        if not self.ready:
+            self.warm()
         plan = self.plan
         out = np.empty(plan.output_shape, self._dtype)
         xv = np.ascontiguousarray(x).view(self._raw).reshape(-1)
@@ -579,29 +610,75 @@ _LOCAL = threading.local()
 CACHED = 16
 """Plans each thread remembers (least recently used dropped): prepared, or not served."""
 
+WARM_AFTER = 1 << 22
+"""In auto mode, the compiled kernels start loading in the background once the numpy core has
+pooled this many input elements for plans the compiled path serves (16 MB of float32): a
+short run (a command on a small model) never pays numba's start-up (0.3-0.5 s with a warm
+cache, minutes of compiling with a cold one), and a long one switches over within a second."""
+
+_QUEUE: queue.SimpleQueue[Prepared] = queue.SimpleQueue()
+_PENDING: set[tuple[str, str, str | None]] = set()
+_FAILED: dict[tuple[str, str, str | None], str] = {}
+_SEEN = [0]
+_WORKER: list[threading.Thread] = []
+
+
+def _warm_in_background(prepared: Prepared, elements: int) -> None:
+    """Count the elements the numpy core pooled instead; past WARM_AFTER, have a daemon
+    thread load (or compile) this plan's kernel."""
+    with _LOCK:
+        _SEEN[0] += elements
+        if prepared.key in _PENDING or _SEEN[0] < WARM_AFTER:
+            return
+        _PENDING.add(prepared.key)
+        _QUEUE.put(prepared)
+        if not _WORKER:
+            worker = threading.Thread(target=_warmer, name="irpool-warm", daemon=True)
+            _WORKER.append(worker)
+            worker.start()
+
+
+def _warmer() -> None:
+    while True:
+        prepared = _QUEUE.get()
+        try:
+            prepared.warm()
+        except Exception as e:  # numba could not build it: the numpy core keeps the plan
+            _FAILED[prepared.key] = f"{type(e).__name__}: {e}"
+
 
 def run(x: Array, plan: PoolPlan, threads: int = 1, path: str | None = None) -> Result | None:
     """Pool x on the compiled path if it serves the plan (and `path`, else IRPOOL_KERNEL,
-    allows it), with a prepared form of the plan kept by the calling thread; None otherwise.
-    The plan is looked up by its object first (cheap), then by its value."""
-    if (setting() if path is None else path) == "numpy":
+    allows it), with a prepared form of the plan kept by the calling thread; None when the
+    numpy core is to do it.  `compiled` loads (or compiles) the kernel before the call;
+    `auto` uses the compiled path once its kernel is loaded, which happens in the background
+    (see WARM_AFTER), and the numpy core until then: both give the same bits.  The plan is
+    looked up by its object first (cheap), then by its value."""
+    chosen = setting() if path is None else path
+    if chosen == "numpy":
         return None
     cache: OrderedDict[Any, tuple[PoolPlan, Prepared | None]] | None = getattr(
         _LOCAL, "cache", None
     )
     if cache is None:
         cache = _LOCAL.cache = OrderedDict()
-    key: Any = (id(plan), threads, path)
+    key: Any = (id(plan), threads, chosen)
     hit = cache.get(key)
     if hit is None or hit[0] is not plan:
-        hit = cache.get((plan, threads, path))
+        hit = cache.get((plan, threads, chosen))
         if hit is None:
-            use, _ = choose(plan, path)
+            use, _ = choose(plan, chosen)
             hit = (plan, Prepared(plan, threads) if use else None)
-            cache[(plan, threads, path)] = hit
+            cache[(plan, threads, chosen)] = hit
         cache[key] = hit
         while len(cache) > 2 * CACHED:
             cache.popitem(last=False)
     cache.move_to_end(key)
     prepared = hit[1]
-    return None if prepared is None else prepared(x)
+    if prepared is None:
+        return None
+    if chosen == "auto" and not prepared.ready:
+        if prepared.key not in _FAILED:
+            _warm_in_background(prepared, x.size)
+        return None
+    return prepared(x)

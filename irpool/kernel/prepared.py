@@ -1,6 +1,7 @@
 """A plan prepared once and run many times (irpool.compile_pool): the kernel path is chosen,
-and the compiled path's tables and every path's working buffers are built, before the first
-call, as a runtime compiles a model once and then only runs it."""
+the compiled path's kernel loaded (or compiled) and its tables built, before the first call,
+as a runtime compiles a model once and then only runs it; every path keeps its working
+buffers from call to call."""
 
 from __future__ import annotations
 
@@ -34,7 +35,10 @@ class PreparedPool:
         self._local = threading.local()
         self._spaces: dict[int, Scratch] = {}
         if use:
+            # numba and the kernel are loaded now (or compiled, the first time on a machine),
+            # so that the first call runs at full speed
             self._local.prepared = compiled.prepare(target, threads)
+            self._local.prepared.warm()
 
     def _compiled(self) -> compiled.Prepared:
         prepared: compiled.Prepared | None = getattr(self._local, "prepared", None)
