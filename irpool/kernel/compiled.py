@@ -35,10 +35,12 @@ from __future__ import annotations
 
 import concurrent.futures
 import dataclasses
+import importlib
 import importlib.util
 import math
 import os
 import queue
+import sys
 import threading
 from collections import OrderedDict
 from collections.abc import Callable
@@ -241,10 +243,23 @@ def _kernels() -> Any:
     if not _MODULE:
         with _LOCK:
             if not _MODULE:
-                from . import numba_kernels
-
-                _MODULE.append(numba_kernels)
+                _MODULE.append(_import_kernels())
     return _MODULE[0]
+
+
+def _import_kernels() -> Any:
+    """numba_kernels, with numba's disk cache where numba finds a writable place for it (beside
+    the module, else the user's cache directory, or NUMBA_CACHE_DIR); where it finds none (a
+    read-only install and no writable home), without the cache: each process then compiles
+    the kernels it uses."""
+    try:
+        return importlib.import_module(f"{__package__}.numba_kernels")
+    except RuntimeError as e:
+        if "no locator available" not in str(e):
+            raise
+    sys.modules.pop(f"{__package__}.numba_kernels", None)
+    os.environ["IRPOOL_NUMBA_CACHE"] = "0"
+    return importlib.import_module(f"{__package__}.numba_kernels")
 
 
 class _Kernels:

@@ -8,13 +8,19 @@ knows the indices are not negative and LLVM vectorises them.  fastmath is off.
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 from llvmlite import ir
 from numba import njit, types
 from numba.extending import intrinsic
 
+CACHE = os.environ.get("IRPOOL_NUMBA_CACHE", "1") != "0"
+"""numba's disk cache: beside this file, else in the user's cache directory (numba's rule),
+or NUMBA_CACHE_DIR; compiled.py turns it off when no location is writable."""
+
 OPTS = {
-    "cache": True,
+    "cache": CACHE,
     "nogil": True,
     "fastmath": False,
     "boundscheck": False,
