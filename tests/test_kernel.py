@@ -31,7 +31,7 @@ def _dtype(name: str) -> np.dtype[Any]:
 @pytest.fixture(autouse=True, scope="module")
 def _numpy_core() -> Iterator[None]:
     """These tests are about the numpy core, the reference path (IRPOOL_KERNEL=numpy);
-    test_compiled.py holds the compiled path to it."""
+    test_kernel_compiled.py holds the compiled path to it."""
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("IRPOOL_KERNEL", "numpy")
         yield
