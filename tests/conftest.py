@@ -34,7 +34,7 @@ settings.register_profile(
 )
 
 
-EXTRAS = ("openvino", "onnx", "bf16", "plot", "dev")
+EXTRAS = ("openvino", "onnx", "bf16", "plot", "fast", "dev")
 """The extras pyproject.toml declares (optional-dependencies), installed as irpool[extra]."""
 
 
