@@ -55,7 +55,7 @@ def f32_to_f16(dst: Array, src: Array, work: Array) -> None:
     low = int(t.min()) if t.size else 0x40000000
     high = int(t.max()) if t.size else 0
     magnitude = t.copy() if low < 0x38800000 or high >= 0x47800000 else None
-    odd = np.right_shift(t, 13)
+    odd = np.right_shift(t, 13)  # bit 13, and then the sign below
     np.bitwise_and(odd, np.uint32(1), out=odd)
     np.add(t, odd, out=t)
     np.add(t, np.uint32(0xC8000FFF), out=t)  # - (112 << 23) + 0xFFF, modulo 2**32
@@ -72,7 +72,9 @@ def f32_to_f16(dst: Array, src: Array, work: Array) -> None:
             # a NaN keeps the top of its payload, and stays a NaN (numpy's rule)
             payload = np.maximum((m & np.uint32(0x7FFFFF)) >> np.uint32(13), np.uint32(1))
             t[big] = np.where(m > np.uint32(0x7F800000), 0x7C00 + payload, np.uint32(0x7C00))
-    np.bitwise_or(t, np.right_shift(u, 16) & np.uint32(0x8000), out=t)
+    np.right_shift(u, 16, out=odd)
+    np.bitwise_and(odd, np.uint32(0x8000), out=odd)
+    np.bitwise_or(t, odd, out=t)
     np.copyto(dst.view(np.uint16), t, casting="unsafe")
 
 
