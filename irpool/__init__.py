@@ -10,7 +10,7 @@ from __future__ import annotations
 __version__ = "0.1.0"
 
 from . import convert_report as _onnx_convert_report  # noqa: F401
-from .api import check, explain, load, pool, run
+from .api import check, compile_pool, explain, load, pool, run
 from .audit import convert_report
 from .errors import IrpoolError
 
@@ -22,6 +22,7 @@ __all__ = [
     "IrpoolError",
     "__version__",
     "check",
+    "compile_pool",
     "convert_report",
     "explain",
     "load",

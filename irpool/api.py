@@ -13,6 +13,8 @@ from .explain import FamilyReport, LayerReport, explain_graph
 from .frontends.ir_xml import load as load_ir
 from .geometry import PoolParams, plan
 from .kernel import pool as _pool
+from .kernel import thread_count
+from .kernel.prepared import PreparedPool
 from .model import Graph
 from .run import RunResult, run_graph, run_layer
 
@@ -92,7 +94,41 @@ def pool(
     ...             convention="torch").ravel()
     array([1., 3., 5., 3.], dtype=float32)
     """
-    n = x.ndim - 2
+    params = _params(
+        x.ndim - 2,
+        kernel,
+        strides,
+        pads,
+        dilations,
+        reduce,
+        rounding,
+        auto_pad,
+        count_pad,
+        indices,
+        index_axis,
+        "irpool.pool",
+    )
+    values, idx = _pool(x, plan(params, tuple(x.shape), convention, dtype=x.dtype))
+    if indices and idx is not None:
+        return values, idx
+    return values
+
+
+def _params(
+    n: int,
+    kernel: int | Sequence[int],
+    strides: int | Sequence[int] | None,
+    pads: int | Sequence[int] | Sequence[tuple[int, int]],
+    dilations: int | Sequence[int],
+    reduce: Literal["max", "mean"],
+    rounding: Literal["floor", "ceil", "ceil_torch"],
+    auto_pad: Literal["explicit", "same_upper", "same_lower", "valid"],
+    count_pad: bool,
+    indices: bool,
+    index_axis: int,
+    op: str,
+) -> PoolParams:
+    """The PoolParams of pool()'s keywords for n spatial axes."""
 
     def each(value: int | Sequence[int]) -> tuple[int, ...]:
         if isinstance(value, int):
@@ -107,8 +143,8 @@ def pool(
         pairs = tuple(
             (int(p), int(p)) if isinstance(p, int) else (int(p[0]), int(p[1])) for p in items
         )
-    params = PoolParams(
-        op="irpool.pool",
+    return PoolParams(
+        op=op,
         reduce=reduce,
         window=each(kernel),
         strides=each(strides if strides is not None else 1),
@@ -120,7 +156,54 @@ def pool(
         indices=indices,
         index_axis=index_axis,
     )
-    values, idx = _pool(x, plan(params, tuple(x.shape), convention, dtype=x.dtype))
-    if indices and idx is not None:
-        return values, idx
-    return values
+
+
+def compile_pool(
+    input_shape: Sequence[int],
+    dtype: Any,
+    kernel: int | Sequence[int],
+    strides: int | Sequence[int] | None = None,
+    pads: int | Sequence[int] | Sequence[tuple[int, int]] = 0,
+    dilations: int | Sequence[int] = 1,
+    reduce: Literal["max", "mean"] = "max",
+    rounding: Literal["floor", "ceil", "ceil_torch"] = "floor",
+    auto_pad: Literal["explicit", "same_upper", "same_lower", "valid"] = "explicit",
+    count_pad: bool = False,
+    indices: bool = False,
+    index_axis: int = 0,
+    convention: str = "openvino",
+    threads: int | None = None,
+    path: str | None = None,
+) -> PreparedPool:
+    """pool() prepared once for inputs of one shape and dtype: returns a callable `f(x)`
+    giving what `pool(x, ...)` gives with the same keywords (values, or (values, indices)),
+    with the plan, the kernel path and its buffers built before the first call.
+
+    `threads`: threads per call (default IRPOOL_THREADS, else the CPU count, at most 8).
+    `path`: "auto" (the compiled path where numba is installed and it serves the plan),
+    "numpy" or "compiled" (default: IRPOOL_KERNEL, else auto); the bits are the same.
+    `f.path` is "compiled" or "numpy", `f.why` says why, `f.plan` is the plan.
+
+    >>> import numpy as np, irpool
+    >>> f = irpool.compile_pool((1, 1, 6), np.float32, 3, 2, 1, reduce="mean", rounding="ceil",
+    ...                         count_pad=True)
+    >>> f(np.arange(1, 7, dtype=np.float32).reshape(1, 1, 6)).ravel()
+    array([1., 3., 5., 2.], dtype=float32)
+    """
+    shape = tuple(int(v) for v in input_shape)
+    params = _params(
+        len(shape) - 2,
+        kernel,
+        strides,
+        pads,
+        dilations,
+        reduce,
+        rounding,
+        auto_pad,
+        count_pad,
+        indices,
+        index_axis,
+        "irpool.compile_pool",
+    )
+    name = str(np.dtype(dtype).name)
+    return PreparedPool(plan(params, shape, convention, dtype=name), thread_count(threads), path)

@@ -24,7 +24,7 @@ from .arrays import check_elements
 from .errors import IrpoolError, UsageError, Where
 from .families import FamilyPlan
 from .geometry import AxisPlan, PoolPlan, auto_pads_formula, axis_size_formula
-from .kernel import divisor
+from .kernel import compiled, divisor
 from .model import Graph, format_shape, numpy_dtype
 from .shapes import PoolingLayer, infer
 
@@ -82,6 +82,9 @@ class LayerReport:
     plan: PoolPlan | None = None
     divergences: list[str] = field(default_factory=list)
     """The known divergences this layer exercises (ids of the divergence table)."""
+    kernel: str = "numpy"
+    """The kernel path that computes the layer: compiled or numpy (IRPOOL_KERNEL, numba)."""
+    kernel_why: str = ""
 
 
 @dataclass
@@ -346,6 +349,7 @@ def explain_layer(
         plan=p,
     )
     report.divergences = divergences.touched(pl.bound.params_for(len(input_shape)), p)
+    report.kernel, report.kernel_why = compiled.describe(p)
     if p.reduce == "max":
         report.notes.append(f"NaN in a window: {NAN_MAX_TEXT[p.nan_max]}")
     if p.float_refusal is not None:
@@ -593,6 +597,7 @@ def format_report(r: LayerReport | FamilyReport) -> str:
     for key in r.divergences:
         d = divergences.BY_ID[key]
         lines.append(f"  divergence {key}: {d.title} ({d.separates})")
+    lines.append(f"  kernel: {r.kernel_why}")
     for note in r.notes:
         lines.append(f"  note: {note}")
     return "\n".join(lines)
@@ -669,6 +674,7 @@ def to_json(r: LayerReport | FamilyReport) -> dict[str, Any]:
         "divergences": r.divergences,
         "plan": plan_json(r.plan) if r.plan is not None else None,
         "notes": r.notes,
+        "kernel": {"path": r.kernel, "why": r.kernel_why},
     }
 
 

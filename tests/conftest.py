@@ -35,7 +35,7 @@ settings.register_profile(
 )
 
 
-EXTRAS = ("openvino", "onnx", "bf16", "plot", "torch", "tensorflow", "dev")
+EXTRAS = ("openvino", "onnx", "bf16", "plot", "torch", "tensorflow", "fast", "dev")
 """The extras pyproject.toml declares (optional-dependencies), installed as irpool[extra]."""
 
 

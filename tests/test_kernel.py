@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import replace
 from typing import Any
 
@@ -15,6 +16,7 @@ from irpool.conventions import CONVENTIONS
 from irpool.errors import IrpoolError, SpecError
 from irpool.geometry import PoolParams, PoolPlan, for_dtype, plan
 from irpool.kernel import pool
+from irpool.kernel.zero_sign import SCAN_RULES
 from irpool.model import bfloat16
 
 BF16 = bfloat16()
@@ -24,6 +26,15 @@ INTS = ["int8", "uint8", "int32", "int64"]
 
 def _dtype(name: str) -> np.dtype[Any]:
     return BF16 if name == "bfloat16" else np.dtype(name)  # type: ignore[return-value]
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _numpy_core() -> Iterator[None]:
+    """These tests are about the numpy core, the reference path (IRPOOL_KERNEL=numpy);
+    test_kernel_compiled.py holds the compiled path to it."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("IRPOOL_KERNEL", "numpy")
+        yield
 
 
 @st.composite
@@ -241,3 +252,26 @@ def test_half_max_on_every_bit_pattern(name: str, indices: bool) -> None:
             np.testing.assert_array_equal(values.astype(np.float64), expected.astype(np.float64))
         if indices:
             np.testing.assert_array_equal(idx, expected_idx)
+
+
+@given(data=st.data())
+def test_zero_maxima_keep_the_first_zero_taps_sign(data: st.DataObject) -> None:
+    """openvino, onnxruntime's loop and PyTorch keep the first maximal tap in row-major order,
+    so a maximum of +0.0/-0.0 ties has the sign of the window's first zero tap, bit for bit
+    (the reference scans the taps in that order)."""
+    p = data.draw(plans(reduce="max"))
+    name = data.draw(st.sampled_from(FLOATS))
+    p = for_dtype(p, name)
+    assume(p.refusal(name) is None and p.nan_rule in SCAN_RULES)
+    rng = np.random.default_rng(data.draw(st.integers(0, 2**32 - 1)))
+    ties = np.array([0.0, -0.0, 0.0, -0.0, -1.0, np.nan], np.float32)
+    x = rng.choice(ties, size=p.input_shape).astype(_dtype(name))
+    values, _ = pool(x, p)
+    with np.errstate(invalid="ignore"):
+        expected, _ = reference.pool(x, p)
+    expected = expected.astype(x.dtype)
+    nan = np.isnan(expected.astype(np.float32))
+    assert np.array_equal(np.isnan(values.astype(np.float32)), nan)
+    bits = {2: np.uint16, 4: np.uint32, 8: np.uint64}[x.dtype.itemsize]
+    same = values.view(bits) == expected.view(bits)
+    assert (same | nan).all(), f"{p}: {values[~(same | nan)][:4]} vs {expected[~(same | nan)][:4]}"

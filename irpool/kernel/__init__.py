@@ -37,9 +37,10 @@ import numpy.typing as npt
 from ..env import env_int
 from ..errors import InputError, SpecError
 from ..geometry import PoolPlan
+from . import compiled
 from .average import direct_sum_chunk, mean_values, sum_chunk
 from .lowp import flush_subnormals, integers_as_float32, round_to_integer, store
-from .max_pool import first_zero_signs, half_max_chunk, max_chunk
+from .max_pool import half_max_chunk, max_chunk
 from .reduce import global_pool
 from .scratch import Scratch
 from .windows import (
@@ -52,6 +53,7 @@ from .windows import (
     layout,
     taps_of,
 )
+from .zero_sign import first_zero_signs
 
 __all__ = [
     "CHUNK_BYTES",
@@ -64,6 +66,7 @@ __all__ = [
     "integers_as_float32",
     "pool",
     "round_to_integer",
+    "thread_count",
 ]
 
 CHUNK_BYTES = 2 << 20
@@ -99,16 +102,28 @@ def check_input(x: Array, plan: PoolPlan) -> str:
     return name
 
 
-def pool(x: Array, plan: PoolPlan, threads: int | None = None) -> tuple[Array, Array | None]:
+def pool(
+    x: Array,
+    plan: PoolPlan,
+    threads: int | None = None,
+    path: str | None = None,
+    spaces: dict[int, Scratch] | None = None,
+) -> tuple[Array, Array | None]:
     """Pool x (N, C, *spatial) exactly as the plan says: (values, indices or None).  The plan
     decides everything (made for x's dtype); the kernel only chooses how to compute it.
 
     Chunks of planes run on `threads` threads (default: IRPOOL_THREADS, else the CPU count, at
-    most 8); results do not depend on it."""
+    most 8); results do not depend on it.  `path` is `auto` (the compiled path where numba is
+    installed and it serves the plan, else this numpy core), `numpy` or `compiled` (default:
+    IRPOOL_KERNEL, else auto); both paths give the same bits.  `spaces`: working buffers per
+    thread kept from call to call (a prepared pool passes its own)."""
     name = check_input(x, plan)
     if plan.via is not None:
-        values, indices = pool(integers_as_float32(x), plan.via, threads)
+        values, indices = pool(integers_as_float32(x), plan.via, threads, path, spaces)
         return round_to_integer(values, x.dtype), indices
+    done = compiled.run(x, plan, thread_count(threads), path)
+    if done is not None:
+        return done
     cdt = np.dtype(plan.compute)
     out = np.empty(plan.output_shape, dtype=x.dtype)
     want_indices = plan.indices and plan.reduce == "max"
@@ -133,6 +148,10 @@ def pool(x: Array, plan: PoolPlan, threads: int | None = None) -> tuple[Array, A
         # them: keep each at least PHASE_BYTES, or short operations (and, with threads,
         # contention for the GIL between them) dominate (measured on avg3d: 2.6x with threads)
         chunk_bytes = max(chunk_bytes, min(4 * CHUNK_BYTES, len(lay.phases) * PHASE_BYTES))
+    if plan.reduce == "mean" and name == "float16":
+        # a float16 chunk is widened to float32 in a buffer of its own first (lowp.widen):
+        # half the planes keep the memory as it was (3% slower on f16_avg, measured)
+        chunk_bytes //= 2
     rows = max(1, chunk_bytes // plane_bytes)
     lowest, empty_value = plan.max_start, plan.empty_value
     fast_global = is_global(plan) and (
@@ -154,20 +173,14 @@ def pool(x: Array, plan: PoolPlan, threads: int | None = None) -> tuple[Array, A
         and cdt == x.dtype
         and len(lay.taps) <= len(lay.phases)
     )
-    spaces: dict[int, Scratch] = {}
+    held: dict[int, Scratch] = {} if spaces is None else spaces
     flush = plan.bf16_flush and name == "bfloat16"
-    # the first of equal zero taps decides a zero maximum's sign (not onnxruntime's MLAS)
-    zero_signs = (
-        plan.reduce == "max"
-        and cdt.kind == "f"
-        and plan.nan_rule in ("ignore", "first", "propagate")
-    )
 
     def put(values: Array, dst: Array) -> None:
         store(values, dst, name, flush)
 
     def run_chunk(p0: int) -> None:
-        work = spaces.setdefault(threading.get_ident(), Scratch())
+        work = held.setdefault(threading.get_ident(), Scratch())
         p1 = min(planes, p0 + rows)
         raw = xs[p0:p1]
         with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
@@ -199,11 +212,11 @@ def pool(x: Array, plan: PoolPlan, threads: int | None = None) -> tuple[Array, A
                     put(values, dst)
                 elif flush:
                     flush_subnormals(dst)
-            if zero_signs:
-                first_zero_signs(raw, out_s[p0:p1], plan, name, cdt)
+            if plan.reduce == "max":
+                first_zero_signs(raw, plan, out_s[p0:p1])
 
     starts = range(0, planes, rows)
-    workers = _threads(threads)
+    workers = thread_count(threads)
     if workers > 1 and len(starts) > 1 and x.nbytes >= PARALLEL_BYTES:
         list(_executor(workers).map(run_chunk, starts))
     else:
@@ -219,7 +232,9 @@ PARALLEL_BYTES = 1 << 20
 _EXECUTORS: dict[int, concurrent.futures.ThreadPoolExecutor] = {}
 
 
-def _threads(requested: int | None) -> int:
+def thread_count(requested: int | None) -> int:
+    """Threads for one pool call: `requested`, else IRPOOL_THREADS, else the CPU count (at
+    most 8)."""
     if requested is not None:
         return max(1, requested)
     return env_int("IRPOOL_THREADS", min(os.cpu_count() or 1, 8))

@@ -184,29 +184,6 @@ def max_chunk(
     return values
 
 
-def first_zero_signs(raw: Array, values: Array, plan: PoolPlan, name: str, cdt: Any) -> None:
-    """Give every maximum equal to zero the sign of the first zero tap of its window (row-major,
-    inside the input), in place: a max that replaces its value only by a strictly greater tap
-    keeps the first of -0.0 and +0.0 (openvino's jit and reference kernels, onnxruntime's loop
-    and PyTorch; measured on openvino 2026.4.1 for float32, float16 and bfloat16).  Costs a
-    pass over the output, and a scan of the taps only where a maximum is zero."""
-    zero = np.asarray(values == 0)
-    if not zero.any():
-        return
-    chunk = to_compute(raw, name, cdt)
-    negative = np.zeros(values.shape, dtype=bool)
-    seen = np.zeros(values.shape, dtype=bool)
-    taps = taps_of(plan.axes)
-    for o, src in zip(taps.out, taps.src, strict=True):
-        tap = chunk[src]
-        hit = zero[o] & ~seen[o] & (tap == 0)
-        negative[o] |= hit & np.signbit(tap)
-        seen[o] |= hit
-    # (a zero with no zero tap, a subnormal flushed, keeps its own sign)
-    chosen = zero & seen
-    values[chosen] = np.where(negative[chosen], -0.0, 0.0).astype(values.dtype)
-
-
 def half_max_chunk(
     raw: Array,
     plan: PoolPlan,

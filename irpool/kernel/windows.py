@@ -14,7 +14,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ..geometry import AxisPlan, PoolPlan, ceil_div
-from .lowp import copy_compute
+from .lowp import copy_compute, widen
 from .scratch import Scratch
 
 Array = npt.NDArray[Any]
@@ -197,6 +197,7 @@ def fill_phases(
 ) -> list[Array]:
     """One flat buffer per phase: (planes, *dims) in the compute type, padding filled with
     `pad`, followed by `slack` padding elements for the shifted reads."""
+    raw, name = widen(raw, name, work)
     planes = raw.shape[0]
     size = planes * math.prod(lay.dims)
     buffers = []
