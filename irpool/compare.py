@@ -20,7 +20,7 @@ import numpy.typing as npt
 
 from . import conventions as conv
 from .arrays import mismatches
-from .errors import IrpoolError, OracleRefused, UsageError, Where
+from .errors import IrpoolError, OracleRefused, Where
 from .geometry import PoolPlan, for_dtype
 from .kernel import pool
 from .model import Graph, Layer, format_shape
@@ -471,18 +471,15 @@ def compare_model(
 def select_layers(
     graph: Graph, pooling: list[PoolingLayer], names: list[str] | None
 ) -> list[PoolingLayer]:
-    """The pooling layers --layer NAME picks (all without names); an unknown name is a usage
-    error that lists the pooling layers."""
+    """The pooling layers the names pick (all without names), each by name, id, output tensor
+    name or a unique part of its name (irpool.lookup); a name that picks none is a usage error
+    that lists the closest."""
     if not names:
         return pooling
-    unknown = [n for n in names if not any(selects(pl.layer, n) for pl in pooling)]
-    if unknown:
-        known = ", ".join(pl.layer.label for pl in pooling) or "none"
-        raise UsageError(
-            f"no pooling layer {', '.join(repr(u) for u in unknown)}; pooling layers: {known}",
-            Where(file=graph.path),
-        )
-    return [pl for pl in pooling if any(selects(pl.layer, n) for n in names)]
+    from .lookup import find_all, pick
+
+    layers = [pl.layer for pl in pooling]
+    return pick(pooling, layers, find_all(graph, names, layers))
 
 
 def _fmt(value: float | None) -> str:

@@ -21,7 +21,7 @@ import numpy.typing as npt
 from . import conventions as conv
 from . import divergences
 from .arrays import check_elements
-from .errors import IrpoolError, UsageError, Where
+from .errors import IrpoolError, UsageError
 from .geometry import AxisPlan, PoolPlan, auto_pads_formula, axis_size_formula
 from .kernel import divisor
 from .model import Graph, format_shape, numpy_dtype
@@ -394,12 +394,11 @@ def explain_graph(
 ) -> list[LayerReport]:
     """Reports for the named pooling layer, or for all of them (see explain_layer)."""
     inference = infer(graph)
-    chosen = [pl for pl in inference.pooling if layer is None or pl.layer.answers_to(layer)]
-    if layer is not None and not chosen:
-        names = ", ".join(pl.layer.label for pl in inference.pooling) or "none"
-        raise UsageError(
-            f'no pooling layer "{layer}"; pooling layers: {names}', Where(file=graph.path)
-        )
+    chosen = inference.pooling
+    if layer is not None:
+        from .compare import select_layers
+
+        chosen = select_layers(graph, inference.pooling, [layer])
     reports = []
     for pl in chosen:
         shape = input_shape

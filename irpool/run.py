@@ -452,15 +452,10 @@ def _constant_inputs(graph: Graph, layer: Layer, x: Array) -> list[Array | None]
 
 
 def find_layer(graph: Graph, name: str) -> Layer:
-    """A layer by its name attribute (or `#N` for the N-th layer of a fragment file)."""
-    for layer in graph.layers:
-        if layer.answers_to(name):
-            return layer
-    pooling = [la.label for la in graph.layers if REGISTRY.is_pooling(la)]
-    raise UsageError(
-        f'no layer named "{name}"; pooling layers: {", ".join(pooling) or "none"}',
-        Where(file=graph.path),
-    )
+    """A layer by name, id, output tensor name or a unique part of its name (irpool.lookup)."""
+    from .lookup import find
+
+    return find(graph, name, [la for la in graph.layers if REGISTRY.is_pooling(la)])
 
 
 def run_layer(

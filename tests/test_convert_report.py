@@ -143,7 +143,7 @@ def test_layer_option(onnx: ModuleType, ort: ModuleType, ov: ModuleType, tmp_pat
     assert [n.node for n in report.nodes] == ["mp"] and report.same
     unknown = irpool("convert-report", path, "--layer", "conv")
     assert unknown.returncode == 2 and unknown.stderr.count("\n") == 1
-    assert "pooling layers: mp, ap" in unknown.stderr
+    assert 'pooling nodes: "mp", "ap"' in unknown.stderr
 
 
 def test_cells_are_spatial_positions_once(

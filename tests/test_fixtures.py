@@ -856,7 +856,7 @@ def test_a_layer_of_a_real_model_without_openvino(tmp_path: Path) -> None:
         str(tmp_path / "sq"), [spec], fx.Settings("model", 0, model="squeezenet.xml")
     )
     assert report.written == 1
-    with pytest.raises(UsageError, match='no layer named "nope"'):
+    with pytest.raises(UsageError, match='no pooling layer "nope"'):
         fx.model_cases(SQUEEZENET, ["nope"], 0, use_openvino=False)
     conv = next(la.name for la in load(SQUEEZENET).layers if la.type == "Convolution")
     with pytest.raises(UsageError, match="--layer takes pooling layers"):
