@@ -43,7 +43,15 @@ class Command:
 
 
 def _print_json(obj: Any) -> None:
-    sys.stdout.write(json.dumps(obj, indent=2, sort_keys=False) + "\n")
+    sys.stdout.write(json.dumps(obj, indent=2, sort_keys=False, allow_nan=False) + "\n")
+
+
+def _json_help(schema_file: str) -> str:
+    name, _, version = schema_file.rpartition("-")
+    return f"print JSON (schema irpool.{name}/{version}: irpool/schemas/{schema_file}.json)"
+
+
+LAYER_HELP = "name, id, output tensor name or a unique part of the name"
 
 
 # -- check -----------------------------------------------------------------------------------
@@ -114,29 +122,12 @@ CHECK = Command(
 
 
 def _input_specs(specs: list[str] | None, limit: int | None) -> tuple[dict[str, Any], list[str]]:
-    """Arrays from -i arguments ([NAME=]FILE.npy or FILE.npz) and the paths they came from."""
-    from .arrays import load_arrays
+    """Arrays from -i arguments ([NAME=]FILE: .npy, .npz, .pb or a test_data_set folder; see
+    irpool.inputs) and the paths they came from."""
+    from .inputs import load_given
 
-    arrays: dict[str, Any] = {}
-    paths: list[str] = []
-    for spec in specs or []:
-        name, path = "", spec
-        if not os.path.exists(spec) and "=" in spec:
-            name, path = spec.split("=", 1)
-        loaded = load_arrays(path, limit)
-        paths.append(path)
-        if list(loaded) == [""]:
-            key = name
-            if key in arrays:
-                raise UsageError(f"input {key or '(unnamed)'} is given twice")
-            arrays[key] = loaded[""]
-        else:
-            for key, array in loaded.items():
-                full = f"{name}.{key}" if name else key
-                if full in arrays:
-                    raise UsageError(f"input {full} is given twice")
-                arrays[full] = array
-    return arrays, paths
+    given = load_given(specs, limit)
+    return given.arrays, given.paths
 
 
 def _parse_range(text: str) -> tuple[float, float]:
@@ -169,11 +160,34 @@ def _natural(text: str) -> int:
     return _int_at_least(text, 0)
 
 
+def _tolerance(text: str) -> float:
+    """A tolerance: a finite number >= 0."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not math.isfinite(value) or value < 0:
+        raise argparse.ArgumentTypeError(f"{text!r}: expected a finite number >= 0")
+    return value
+
+
+def _add_input_shape_option(p: Any) -> None:
+    p.add_argument(
+        "--input-shape",
+        dest="input_shapes",
+        action="append",
+        metavar="[NAME=]SHAPE",
+        help="shape of model input NAME, such as x=1,3,32,32 (without NAME: the only input); "
+        "replaces its declared shape as openvino's reshape does (repeatable)",
+    )
+
+
 def _add_input_options(p: Any, input_help: str) -> None:
-    """The options that choose a command's input arrays: files, or random ones."""
+    """The options that choose a command's input arrays: files, shapes, or random ones."""
     p.add_argument(
         "-i", "--input", dest="inputs", action="append", metavar="[NAME=]FILE", help=input_help
     )
+    _add_input_shape_option(p)
     p.add_argument("--seed", type=_natural, default=0, help="seed of random inputs (default 0)")
     p.add_argument(
         "--range", default="-1,1", metavar="LO,HI", help="range of random inputs (default -1,1)"
@@ -215,16 +229,22 @@ def _progress(args: argparse.Namespace) -> Callable[..., None] | None:
     return None
 
 
-def _model_inputs(graph: Any, args: argparse.Namespace) -> dict[str, Any]:
-    """The arrays given with -i bound to the model's Parameters, or random ones."""
-    from .run import bind_inputs, parameters, random_inputs
+def _shaped(graph: Any, args: argparse.Namespace) -> Any:
+    """The graph with the shapes of --input-shape given to its inputs (irpool.inputs)."""
+    from .inputs import parse_shapes, reshaped
 
-    inputs, _ = _input_specs(args.inputs, args.max_elements)
-    if not inputs:
-        low, high = _parse_range(args.range)
-        return random_inputs(graph, args.seed, low, high, args.max_elements)
-    bound = bind_inputs(graph, inputs, args.cast)
-    return {la.name or la.label: bound[la.index] for la in parameters(graph)}
+    return reshaped(graph, parse_shapes(getattr(args, "input_shapes", None)))
+
+
+def _model_inputs(graph: Any, args: argparse.Namespace) -> dict[str, Any]:
+    """The arrays given with -i bound to the model's inputs, random ones for the rest (of
+    their declared or --input-shape shapes: give `_shaped(graph, args)`)."""
+    from .inputs import draw, load_given
+
+    given = load_given(args.inputs, args.max_elements)
+    low, high = _parse_range(args.range)
+    arrays, _ = draw(graph, given, args.seed, low, high, args.cast, args.max_elements)
+    return arrays
 
 
 def load_model(path: str) -> Any:
@@ -237,69 +257,39 @@ def load_model(path: str) -> Any:
 def _cmd_run(args: argparse.Namespace) -> int:
     from .arrays import save_npz
     from .files import check_output
-    from .run import (
-        find_layer,
-        layer_input_shape,
-        random_array,
-        random_inputs,
-        run_graph,
-        run_layer,
-    )
+    from .inputs import load_given, parse_shapes
+    from .run_report import execute, format_report
 
     limit = args.max_elements
     graph = load_model(args.model)
-    inputs, input_paths = _input_specs(args.inputs, limit)
-    protected = [args.model, os.path.splitext(args.model)[0] + ".bin", *input_paths]
+    given = load_given(args.inputs, limit)
+    protected = [args.model, os.path.splitext(args.model)[0] + ".bin", *given.paths]
     check_output(args.output, args.force, protected)
     if not args.output.lower().endswith(".npz"):
         raise UsageError(
             "run writes an .npz archive (one array per output); give -o a name ending in .npz",
             Where(file=args.output),
         )
-    inputs_path = None
     low, high = _parse_range(args.range)
-    if args.layer is not None:
-        layer = find_layer(graph, args.layer)
-        if inputs:
-            if len(inputs) != 1:
-                raise UsageError("--layer runs one layer: give one input array")
-            x = next(iter(inputs.values()))
-        else:
-            shape = layer_input_shape(graph, layer)
-            from .arrays import check_elements
-
-            check_elements(shape, f'input of "{layer.label}"', limit, layer.where())
-            et = layer.inputs[0].element_type or "f32"
-            x = random_array(shape, et, args.seed, low, high)
-            inputs = {"input": x}
-        plan, outputs = run_layer(graph, args.layer, x, args.convention, args.cast, limit)
-        plans = {layer.label: plan}
-        tensors: dict[str, Any] = {}
-    else:
-        if not inputs:
-            inputs = random_inputs(graph, args.seed, low, high, limit)
-        result = run_graph(graph, inputs, args.convention, args.cast, limit)
-        outputs, plans, tensors = result.outputs, result.plans, result.tensors
-    if not input_paths:
-        inputs_path = os.path.splitext(args.output)[0] + ".inputs.npz"
-        check_output(inputs_path, args.force, protected)
-    to_save = dict(outputs)
-    if args.save_all:
-        to_save.update(tensors)
-    save_npz(args.output, to_save)
-    if inputs_path:
-        save_npz(inputs_path, inputs)
-    for label, plan in plans.items():
-        print(
-            f"{label}: {plan.op} [{plan.convention}] {list(plan.input_shape)} -> "
-            f"{list(plan.output_shape)}"
-        )
-    for name, array in to_save.items():
-        print(f"  {name}: {array.dtype.name} {list(array.shape)}")
-    print(
-        f"wrote {args.output}"
-        + (f" and the random inputs to {inputs_path} (seed {args.seed})" if inputs_path else "")
+    shapes = parse_shapes(args.input_shapes)
+    report = execute(
+        graph, given, shapes, args.layer, args.convention, args.cast, args.seed, low, high, limit
     )
+    report.output_file = args.output
+    report.saved_tensors = args.save_all
+    if any(s.source == "random" for s in report.sources):
+        report.random_inputs_file = os.path.splitext(args.output)[0] + ".inputs.npz"
+        check_output(report.random_inputs_file, args.force, protected)
+    to_save = dict(report.outputs)
+    if args.save_all:
+        to_save.update(report.tensors)
+    save_npz(args.output, to_save)
+    if report.random_inputs_file:
+        save_npz(report.random_inputs_file, report.inputs)
+    if args.json:
+        _print_json(report.to_json())
+    else:
+        print(format_report(report))
     return EXIT_OK
 
 
@@ -317,7 +307,7 @@ def _run_options(p: Any) -> None:
         metavar="OUT.npz",
         help="the .npz archive to write (one array per output)",
     )
-    p.add_argument("--layer", metavar="NAME", help="run only this pooling layer")
+    p.add_argument("--layer", metavar="NAME", help=f"run only this pooling layer ({LAYER_HELP})")
     _add_convention_option(p, "compute what this runtime would (default: openvino for IR layers)")
     p.add_argument(
         "--save-all",
@@ -325,6 +315,7 @@ def _run_options(p: Any) -> None:
         help="also save every intermediate tensor, keyed layername:port",
     )
     p.add_argument("--force", action="store_true", help="replace an existing output file")
+    p.add_argument("--json", action="store_true", help=_json_help("run-1"))
 
 
 RUN = Command(
@@ -360,9 +351,17 @@ def _int_tuple(text: str, what: str) -> tuple[int, ...]:
 def _cmd_explain(args: argparse.Namespace) -> int:
     from .explain import SCHEMA, explain_graph, format_report, to_json
     from .files import check_output
+    from .inputs import parse_shapes, reshaped
 
     graph = load_model(args.model)
-    shape = _int_tuple(args.input_shape, "--input-shape") if args.input_shape else None
+    shapes = parse_shapes(args.input_shapes)
+    shape = None
+    if graph.fragment:  # no model inputs: a shape is the layer's input
+        if set(shapes) - {""}:
+            raise UsageError("a file of layer fragments has no model inputs to give shapes to")
+        shape = shapes.get("")
+    else:
+        graph = reshaped(graph, shapes)
     if args.png:
         check_output(args.png, args.force, [args.model])
     reports = explain_graph(graph, args.layer, args.convention, shape, args.max_elements)
@@ -386,14 +385,14 @@ def _cmd_explain(args: argparse.Namespace) -> int:
 
 def _explain_options(p: Any) -> None:
     p.add_argument("model", metavar="MODEL", help="model.xml, <layer> fragments, or model.onnx")
-    p.add_argument("--layer", metavar="NAME", help="the layer (default: every pooling layer)")
+    p.add_argument(
+        "--layer", metavar="NAME", help=f"the layer ({LAYER_HELP}; default: every pooling layer)"
+    )
     _add_convention_option(
         p, "explain what this runtime computes (default: openvino for IR, onnx for ONNX)"
     )
-    p.add_argument(
-        "--input-shape", metavar="N,C,...", help="input shape for a layer whose input is dynamic"
-    )
-    p.add_argument("--json", action="store_true", help="print JSON (schema irpool.explain/1)")
+    _add_input_shape_option(p)
+    p.add_argument("--json", action="store_true", help=_json_help("explain-1"))
     p.add_argument("--png", metavar="FILE.png", help="draw the windows (needs matplotlib)")
     p.add_argument(
         "--cell",
@@ -438,20 +437,39 @@ EXPLAIN = Command(
 def _add_cross_check_inputs(p: Any, layer_help: str, atol: str, rtol: str) -> None:
     """The options compare and convert-report start with: the input arrays, --layer, and the
     tolerances (their defaults as written in the help)."""
-    _add_input_options(p, "input array (.npy or .npz); default: random from --seed and --range")
+    _add_input_options(p, INPUT_HELP)
     p.add_argument("--layer", dest="layers", action="append", metavar="NAME", help=layer_help)
     p.add_argument(
-        "--atol", type=float, default=float(atol), help=f"absolute tolerance (default {atol})"
+        "--atol",
+        type=_tolerance,
+        default=float(atol),
+        help=f"absolute tolerance (default {atol}: {TOLERANCE_REASON})",
     )
     p.add_argument(
-        "--rtol", type=float, default=float(rtol), help=f"relative tolerance (default {rtol})"
+        "--rtol", type=_tolerance, default=float(rtol), help=f"relative tolerance (default {rtol})"
     )
+
+
+TOLERANCE_REASON = (
+    "irpool reproduces the runtimes bit for bit, and float means get their own allowance "
+    "for summation order, see --exact"
+)
+INPUT_HELP = (
+    "input array: .npy, .npz, .pb (ONNX TensorProto) or a test_data_set_N folder; NAME is a "
+    "model input (repeatable; default: random from --seed and --range)"
+)
 
 
 def _add_cross_check_report(p: Any, exact_help: str, schema: str) -> None:
-    """--exact and --json, as compare and convert-report take them."""
+    """--exact, --json and --html, as compare and convert-report take them."""
     p.add_argument("--exact", action="store_true", help=exact_help)
-    p.add_argument("--json", action="store_true", help=f"print JSON (schema {schema})")
+    p.add_argument("--json", action="store_true", help=_json_help(schema))
+    p.add_argument(
+        "--html",
+        metavar="FILE.html",
+        help="also write a self-contained HTML page of the report (heatmaps of differing cells)",
+    )
+    p.add_argument("--force", action="store_true", help="replace an existing HTML file")
 
 
 def _print_report(
@@ -462,22 +480,41 @@ def _print_report(
     ok: bool,
 ) -> int:
     """A compare or convert-report report on stdout (JSON with --json), and the exit code."""
+    if args.html:
+        from .files import atomic_write_text
+        from .html import render_html
+
+        atomic_write_text(args.html, render_html(to_json(report)))
     if args.json:
         _print_json(to_json(report))
     else:
         print(format_report(report))
+        if args.html:
+            print(f"wrote {args.html}")
     return EXIT_OK if ok else EXIT_FINDING
+
+
+def _check_html(args: argparse.Namespace) -> None:
+    """Refuse an --html path that exists (without --force) before anything runs."""
+    if args.html:
+        from .files import check_output
+
+        if not args.html.lower().endswith((".html", ".htm")):
+            raise UsageError("--html writes a web page; give it a name ending in .html")
+        check_output(args.html, args.force, [args.model, *(args.inputs or [])])
 
 
 def _cmd_compare(args: argparse.Namespace) -> int:
     from .compare import compare_model, format_report, to_json
     from .oracles import openvino_rt
 
+    _check_html(args)
     graph = load_model(args.model)
     if graph.format != "onnx":
         openvino_rt.load()
     if graph.fragment:
         raise UsageError(f"{args.model} holds layer fragments; compare needs a full net")
+    graph = _shaped(graph, args)
     inputs = _model_inputs(graph, args)
     show = None if args.json else _progress(args)
     report = compare_model(
@@ -498,10 +535,7 @@ def _cmd_compare(args: argparse.Namespace) -> int:
 def _compare_options(p: Any) -> None:
     p.add_argument("model", metavar="MODEL", help="model.xml or model.onnx")
     _add_cross_check_inputs(
-        p,
-        "compare only this pooling layer: its name, or (ONNX) an output tensor's (repeatable)",
-        atol="0",
-        rtol="0",
+        p, f"compare only this pooling layer ({LAYER_HELP}; repeatable)", atol="0", rtol="0"
     )
     _add_convention_option(
         p, "what irpool computes (default: openvino for IR, onnx for ONNX models)"
@@ -513,9 +547,7 @@ def _compare_options(p: Any) -> None:
         help="openvino's INFERENCE_PRECISION_HINT (default f32)",
     )
     _add_cross_check_report(
-        p,
-        "no allowance for summation-order rounding in ONNX float means (bit for bit)",
-        "irpool.compare/1",
+        p, "no allowance for summation-order rounding in ONNX float means", "compare-1"
     )
     p.add_argument("--fail-fast", action="store_true", help="stop at the first differing layer")
     _add_progress_option(p)
@@ -527,21 +559,13 @@ COMPARE = Command(
     _compare_options,
     help="cross-check every pooling layer of a model against openvino (or onnxruntime)",
     description=(
-        "Run the whole model in openvino (any layer types; onnxruntime for an ONNX model), "
-        "take each pooling layer's actual input from it, compute the layer with irpool's "
-        "core and compare the "
-        "outputs: errors in abs/rel/ulp, mismatch counts, the worst element, the smallest "
-        "tolerances that would pass; indices exactly. A mismatch is diagnosed against the "
-        "other conventions and the known divergences. IR layers must match openvino bit for "
-        "bit (measured: they do). Float AveragePool nodes of an ONNX model may also differ "
-        "from onnxruntime by summation-order rounding, at most (taps + 1) * eps * max|x| of "
-        "the window (plus one ulp of an f16 output), because onnxruntime's MLAS kernels sum "
-        "a window in another order than irpool (measured: up to 4 ulp on shufflenet, at most "
-        "0.21 of that bound over 1,050 random nodes); --exact turns this off. MaxPool, "
-        "indices and integer types are always compared exactly. A layer openvino 2026.4 "
-        "is known to crash or fail on (AvgPool-16, or MaxPool-8/14 with its indices used, "
-        "without dilations) is refused before openvino sees it. Exit 0 all agree, 1 a "
-        "mismatch, 2 invalid input, 3 the oracle is not installed."
+        "Run the whole model in openvino (onnxruntime for an ONNX model; onnx's reference "
+        "evaluator for a node onnxruntime has no kernel for), compute each pooling layer with "
+        "irpool on the input the runtime gave it, and compare the outputs: errors in "
+        "abs/rel/ulp, the worst element, the smallest tolerances that pass; indices exactly. "
+        "A mismatch is diagnosed against the other conventions and the known divergences. "
+        "Float means of ONNX models may differ by summation-order rounding (docs/cli.md). "
+        "Exit 0 all agree, 1 a mismatch, 2 invalid input, 3 the oracle is not installed."
     ),
 )
 
@@ -556,8 +580,9 @@ def _cmd_convert_report(args: argparse.Namespace) -> int:
 
     if not onnx_model.is_onnx_path(args.model):
         raise UsageError(f"{args.model}: convert-report takes an ONNX model (.onnx)")
+    _check_html(args)
     openvino_rt.load()
-    graph = onnx_model.load(args.model)
+    graph = _shaped(onnx_model.load(args.model), args)
     inputs = _model_inputs(graph, args)
     report = convert_report(graph, inputs, args.atol, args.rtol, args.layers, args.exact)
     return _print_report(args, report, format_report, to_json, report.same)
@@ -566,13 +591,10 @@ def _cmd_convert_report(args: argparse.Namespace) -> int:
 def _convert_report_options(p: Any) -> None:
     p.add_argument("model", metavar="MODEL.onnx")
     _add_cross_check_inputs(
-        p,
-        "report only this pooling node: its ONNX name or an output tensor's (repeatable)",
-        atol="1e-6",
-        rtol="1e-5",
+        p, f"report only this pooling node ({LAYER_HELP}; repeatable)", atol="0", rtol="0"
     )
     _add_cross_check_report(
-        p, "no allowance for summation-order rounding in float means", "irpool.convert-report/2"
+        p, "no allowance for summation-order rounding in float means", "convert-report-2"
     )
 
 
@@ -582,15 +604,11 @@ CONVERT_REPORT = Command(
     _convert_report_options,
     help="what openvino's ONNX front end made of each pooling node",
     description=(
-        "Convert an ONNX model (any network) with openvino, run it on openvino's CPU plugin "
-        "with each pooling node's input and outputs as extra outputs, and compare what the "
-        "converted model computes there with what the ONNX node means (irpool's onnx "
-        "convention, which follows onnxruntime) on the same input; name the divergence "
-        "where they differ (D1, D2c, D4, D6, D10b). With onnxruntime installed, each node's "
-        "meaning is also checked against onnxruntime's own output (as compare does). Float "
-        "means may differ by summation-order rounding, (taps + 1) * eps * max|x| of the "
-        "window, unless --exact. Exit 0 all the same, 1 a difference, 2 invalid input, 3 "
-        "openvino or onnx missing."
+        "Convert an ONNX model with openvino, run it on openvino's CPU plugin, and compare "
+        "what each pooling node became with what the node means in ONNX (irpool's onnx "
+        "convention, checked against onnxruntime when it is installed), on the same input; "
+        "name the divergence where they differ (docs/divergences.md). Exit 0 all the same, "
+        "1 a difference, 2 invalid input, 3 openvino or onnx missing."
     ),
 )
 
@@ -605,14 +623,28 @@ def _cmd_fixtures(args: argparse.Namespace) -> int:
         from .oracles import openvino_rt
 
         openvino_rt.load()
+    if (args.inputs or args.input_shapes) and args.from_model is None:
+        raise UsageError("-i and --input-shape give the inputs of --from MODEL.xml")
     cases, skipped, settings = plan_cases(
-        args.preset, args.grid, args.from_model, args.layers, args.seed
+        args.preset,
+        args.grid,
+        args.from_model,
+        args.layers,
+        args.seed,
+        inputs=args.inputs,
+        input_shapes=args.input_shapes,
+        data_set=args.data_set,
     )
     show = _progress(args)
     report = generate(
         args.outdir, cases, settings, skipped, args.force, args.resume, args.verify, show
     )
-    print(format_summary(report))
+    if args.json:
+        from .fixtures import summary_to_json
+
+        _print_json(summary_to_json(report))
+    else:
+        print(format_summary(report))
     unexplained = [s for s in report.statuses if s.status != "confirmed" and not s.known]
     return EXIT_FINDING if unexplained else EXIT_OK
 
@@ -639,7 +671,22 @@ def _fixtures_options(p: Any) -> None:
         dest="layers",
         action="append",
         metavar="NAME",
-        help="with --from: the layer to extract (repeatable; default every pooling layer)",
+        help=f"with --from: the layer to extract ({LAYER_HELP}; repeatable; default all)",
+    )
+    p.add_argument(
+        "-i",
+        "--input",
+        dest="inputs",
+        action="append",
+        metavar="[NAME=]FILE",
+        help="with --from: the model's input array (as run and compare take them)",
+    )
+    _add_input_shape_option(p)
+    p.add_argument(
+        "--data-set",
+        action="store_true",
+        help="also write each case's input and outputs as ONNX TensorProto files "
+        "(test_data_set_0/input_0.pb, output_0.pb, ...; needs onnx)",
     )
     p.add_argument("--seed", type=_natural, default=0, help="seed of the random inputs (default 0)")
     p.add_argument(
@@ -659,6 +706,7 @@ def _fixtures_options(p: Any) -> None:
         help="complete an interrupted run: keep its finished cases, write the rest",
     )
     _add_progress_option(p)
+    p.add_argument("--json", action="store_true", help=_json_help("fixtures-summary-1"))
 
 
 FIXTURES = Command(
@@ -712,7 +760,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.stdout.flush()
         return code
     except IrpoolError as e:
-        sys.stderr.write(f"irpool: {_one_line(str(e))}\n")
+        sys.stderr.write(f"irpool: {_one_line(e.text('cli'))}\n")
         return e.exit_code
     except KeyboardInterrupt:
         sys.stderr.write("irpool: interrupted\n")

@@ -23,10 +23,10 @@ from .arrays import mismatches
 from .errors import IrpoolError, OracleRefused, Where
 from .geometry import PoolPlan, for_dtype
 from .kernel import pool
-from .model import Graph, Layer, format_shape
+from .model import Graph, Layer, format_shape, shape_of
 from .oracles import openvino_rt, refusals
 from .run import declared, pool_held, run_qlinear
-from .shapes import PoolingLayer, infer
+from .shapes import PoolingLayer, infer, pooling_layer
 
 Array = npt.NDArray[Any]
 SCHEMA = "irpool.compare/1"
@@ -61,6 +61,8 @@ class OutputComparison:
     """Values that differ, but by no more than two summation orders can (see rounding_bound)."""
     rounding_share: float | None = None
     """The largest difference as a share of that bound (None: no bound applied)."""
+    mismatch_map: dict[str, Any] | None = None
+    """Where the differing values are over the output's spatial cells (see mismatch_map)."""
 
 
 @dataclass
@@ -83,6 +85,11 @@ class LayerComparison:
     error: str | None = None
     diagnosis: Diagnosis | None = None
     notes: list[str] = field(default_factory=list)
+    attributes: dict[str, str] = field(default_factory=dict)
+    """The layer's attributes as written in the model."""
+    plans: dict[str, Any] = field(default_factory=dict)
+    """The layer under each convention on its actual input: the plan's switches (plan_to_json)
+    with the output shape, or {"refuses": why}."""
 
 
 @dataclass
@@ -98,6 +105,17 @@ class CompareReport:
     rounding: bool = False
     """Whether float means may differ by summation-order rounding (ONNX models, without
     `exact`)."""
+    format: str = "ir"
+    """The model's front end: ir or onnx (whose reports speak of nodes)."""
+
+    @property
+    def runtime(self) -> str:
+        """The oracle's name: openvino, onnxruntime, or onnx-reference (onnx's evaluator)."""
+        if self.openvino.startswith("onnxruntime"):
+            return "onnxruntime"
+        if self.openvino.startswith("onnx "):
+            return "onnx-reference"
+        return "openvino"
 
     @property
     def passed(self) -> bool:
@@ -217,6 +235,7 @@ def compare_arrays(
         result.rounding_share = float(np.where(np.isnan(share), np.inf, share).max())
         bad = bad & ~covered
     result.mismatches = int(np.count_nonzero(bad))
+    result.mismatch_map = mismatch_map(bad)
     if result.mismatches:
         score = np.where(bad, np.where(finite, diff, np.inf), -1.0)
         worst = np.unravel_index(int(np.argmax(score)), score.shape)
@@ -227,6 +246,67 @@ def compare_arrays(
     result.min_atol = result.max_abs
     result.min_rtol = result.max_rel
     return result
+
+
+MAP_CELLS = 4096
+"""Most cells a mismatch map lists one by one; beyond it a coarse map of blocks comes along."""
+
+
+def _coarse(counts: Array, limit: int) -> dict[str, Any]:
+    """Per block of cells, how many of them differ; blocks as small as keep at most `limit`."""
+    shape = counts.shape
+    factor = max(1, math.ceil((counts.size / limit) ** (1 / len(shape))))
+    while math.prod(math.ceil(n / factor) for n in shape) > limit:
+        factor += 1
+    block = [min(factor, n) for n in shape]
+    blocks = [math.ceil(n / b) for n, b in zip(shape, block, strict=True)]
+    pad = [(0, c * b - n) for n, b, c in zip(shape, block, blocks, strict=True)]
+    padded = np.pad((counts > 0).astype(np.int64), pad)
+    split: list[int] = []
+    for c, b in zip(blocks, block, strict=True):
+        split += [c, b]
+    sums = padded.reshape(split).sum(axis=tuple(range(1, 2 * len(shape), 2)))
+    return {"block": block, "shape": blocks, "differing": sums.tolist()}
+
+
+def mismatch_map(bad: Array, limit: int = MAP_CELLS) -> dict[str, Any] | None:
+    """Where an output (N, C, *spatial) differs, over its spatial cells: `shape` (spatial),
+    `planes` (N * C, folded into each cell), `differing_cells` (cells where a plane differs),
+    `cells` ([*index, planes differing there], C order, at most `limit`), `truncated`, and
+    past the limit `coarse` (per block of `block` cells, how many differ).  None for an output
+    without spatial axes, or one where nothing differs."""
+    if bad.ndim < 3 or not bad.any():
+        return None
+    spatial = bad.shape[2:]
+    planes = int(bad.shape[0] * bad.shape[1])
+    counts = bad.reshape((planes, *spatial)).sum(axis=0)
+    where = np.argwhere(counts > 0)
+    out: dict[str, Any] = {
+        "shape": [int(n) for n in spatial],
+        "planes": planes,
+        "differing_cells": len(where),
+        "cells": [[*map(int, idx), int(counts[tuple(idx)])] for idx in where[:limit]],
+        "truncated": len(where) > limit,
+    }
+    if len(where) > limit:
+        out["coarse"] = _coarse(counts, limit)
+    return out
+
+
+def layer_plans(pl: PoolingLayer, x: Array, indices_used: bool) -> dict[str, Any]:
+    """The layer on input x under every convention: its plan (plan_to_json) and output shape,
+    or why the convention refuses it."""
+    from .run_report import plan_to_json
+
+    out: dict[str, Any] = {}
+    for name in conv.CONVENTIONS:
+        try:
+            p = pl.bound.plan(tuple(x.shape), x.dtype, name, indices_used)
+        except IrpoolError as e:
+            out[name] = {"refuses": e.message}
+            continue
+        out[name] = {"output_shape": list(p.output_shape), **plan_to_json(p)}
+    return out
 
 
 def _values_of(
@@ -325,8 +405,9 @@ def diagnose(
             reasons = reasons or name_divergences(used, other, x)
     if matches:
         who = " and ".join(f"the {m} convention" for m in matches)
+        verb = "reproduces" if len(matches) == 1 else "reproduce"
         where = f"; first differing cells (spatial): {cells}" if cells else ""
-        text = f"{who} reproduces {oracle}'s numbers: {'; '.join(reasons)}{where}"
+        text = f"{who} {verb} {oracle}'s numbers: {'; '.join(reasons)}{where}"
     else:
         text = (
             f"no convention reproduces {oracle}'s numbers: this is a runtime bug or an irpool "
@@ -397,6 +478,7 @@ def compare_model(
         layers=[],
         missing=missing,
         rounding=onnx_graph and not exact,
+        format=graph.format,
     )
     order = {la.index: i for i, la in enumerate(graph.topological())}
     pooling = sorted(pooling, key=lambda pl: order.get(pl.layer.index, 0))
@@ -411,6 +493,7 @@ def compare_model(
             continue
         ins, outs = probed[pl.layer.name]
         result = LayerComparison(pl.layer.label, pl.layer.id, pl.spec.label, pl.layer.line, cv)
+        result.attributes = {k: str(v) for k, v in pl.layer.data.items()}
         if pl.layer.name in skipped:
             result.notes.append(skipped[pl.layer.name])
         allowance = None
@@ -453,8 +536,15 @@ def compare_model(
                 "[" + ",".join(map(str, port.dims)) + "]" if port and port.dims is not None else "-"
             )
             c.inferred = format_shape(pl.output_shape)
+            if k == 0 and not all(d.is_static for d in pl.output_shape or ()) and ins:
+                # a dynamic model: the shape irpool's rules give for the input the runtime had
+                c.inferred = format_shape(
+                    pooling_layer(pl.bound, shape_of(ins[0].shape)).output_shape
+                )
             result.outputs.append(c)
         result.passed = all(o.passed for o in result.outputs)
+        if pl.spec.kind != "qlinear":
+            result.plans = layer_plans(pl, x, len(outs) > 1)
         if not result.passed and pl.spec.kind != "qlinear":
             oracle_name = "onnxruntime" if onnx_graph else "openvino"
             result.diagnosis = diagnose(
@@ -527,13 +617,14 @@ def format_report(report: CompareReport) -> str:
         f"{report.path}: {report.openvino}; irpool convention {report.convention}; "
         f"tolerance atol={report.atol:g} rtol={report.rtol:g} (indices exact{allowed})"
     ]
-    who = "onnxruntime" if report.openvino.startswith("onnxruntime") else "openvino"
+    who = {"onnx-reference": "reference"}.get(report.runtime, report.runtime)
+    word = "node" if report.format == "onnx" else "layer"
     for layer in report.layers:
         status = "ok  " if layer.passed else "DIFF"
         where = f"{report.path}:{layer.line}" if layer.line is not None else report.path
-        lines.append(f'  {status}  {where}: layer "{layer.layer}" ({layer.op})')
+        lines.append(f'  {status}  {where}: {word} "{layer.layer}" ({layer.op})')
         if layer.error:
-            lines.append(f"          irpool refuses the layer: {layer.error}")
+            lines.append(f"          irpool refuses the {word}: {layer.error}")
         for o in layer.outputs:
             shapes = (
                 f"declared {o.declared}, irpool {o.inferred}, {who} {o.produced}"
@@ -570,12 +661,12 @@ def format_report(report: CompareReport) -> str:
         if layer.diagnosis:
             lines.append(f"          diagnosis: {layer.diagnosis.text}")
     for name in report.missing:
-        lines.append(f'  skip  layer "{name}": not in openvino\'s model (it reaches no Result)')
+        lines.append(f'  skip  {word} "{name}": not in {who}\'s model (it reaches no output)')
     n_bad = sum(1 for layer in report.layers if not layer.passed)
-    summary = f"{report.path}: {len(report.layers)} pooling layer(s) compared, {n_bad} differ"
+    summary = f"{report.path}: {len(report.layers)} pooling {word}(s) compared, {n_bad} differ"
     first = report.first_divergence
     if first is not None:
-        summary += f'; first diverging layer in topological order: "{first.layer}"'
+        summary += f'; first diverging {word} in topological order: "{first.layer}"'
     lines.append(summary)
     return "\n".join(lines)
 
@@ -591,17 +682,32 @@ def _json_value(v: Any) -> Any:
 
 
 def outputs_json(outputs: Any) -> list[dict[str, Any]]:
-    """Per-output comparison records as JSON objects (non-finite numbers as strings)."""
-    return [{k: _json_value(v) for k, v in o.__dict__.items()} for o in outputs]
+    """Per-output comparison records as JSON objects (non-finite numbers as strings; a
+    mismatch map only where values differ)."""
+    records = []
+    for o in outputs:
+        record = {
+            k: _json_value(v)
+            for k, v in o.__dict__.items()
+            if not (k == "mismatch_map" and v is None)
+        }
+        record["worst_oracle"] = record["worst_openvino"]  # the neutral name of the same value
+        records.append(record)
+    return records
 
 
 def to_json(report: CompareReport) -> dict[str, Any]:
+    from . import __version__
+
     return {
         "schema": SCHEMA,
+        "irpool": __version__,
         "file": report.path,
+        "format": report.format,
         "oracle": report.openvino,
+        "runtime": report.runtime,
         "device": "CPU",
-        "inference_precision_hint": report.precision,
+        "inference_precision_hint": report.precision if report.runtime == "openvino" else None,
         "convention": report.convention,
         "atol": report.atol,
         "rtol": report.rtol,
@@ -609,6 +715,7 @@ def to_json(report: CompareReport) -> dict[str, Any]:
         "passed": report.passed,
         "first_diverging_layer": report.first_divergence.layer if report.first_divergence else None,
         "missing_in_openvino": report.missing,
+        "missing_in_oracle": report.missing,
         "layers": [
             {
                 "layer": layer.layer,
@@ -618,6 +725,8 @@ def to_json(report: CompareReport) -> dict[str, Any]:
                 "passed": layer.passed,
                 "error": layer.error,
                 "notes": layer.notes,
+                "attributes": layer.attributes,
+                "plans": layer.plans,
                 "outputs": outputs_json(layer.outputs),
                 "diagnosis": None
                 if layer.diagnosis is None

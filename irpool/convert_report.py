@@ -60,6 +60,8 @@ class NodeReport:
     onnxruntime: str | None = None
     """What onnxruntime computes instead of the node's ONNX meaning (None: the same, or not
     asked)."""
+    openvino_attributes: dict[str, str] = field(default_factory=dict)
+    """Every attribute of the pooling op openvino placed for the node, as an IR writes it."""
 
     @property
     def divergence_id(self) -> str | None:
@@ -288,6 +290,8 @@ def _node_report(
         openvino_rt.upstream_pooling(present[0]) if present else "not found in the converted model"
     )
     report = NodeReport(layer.label, pl.spec.label, dict(layer.attrs), ov_layer)
+    if present:
+        report.openvino_attributes = openvino_rt.upstream_pooling_attributes(present[0])
     report.onnxruntime = checked.get(layer.label)
     ins: list[Array | None] = []
     for port, source in zip(layer.inputs, node.inputs, strict=True):
@@ -392,13 +396,19 @@ def _output_json(c: OutputComparison) -> dict[str, Any]:
         "nan_mismatches": c.nan_mismatches,
         "inf_mismatches": c.inf_mismatches,
         "summation_rounding": c.rounding,
+        "shape_ok": c.shape_ok,
     }
+    if c.mismatch_map is not None:
+        record["mismatch_map"] = c.mismatch_map
     return {k: _json_value(v) for k, v in record.items()}
 
 
 def to_json(report: ConvertReport) -> dict[str, Any]:
+    from . import __version__
+
     return {
         "schema": SCHEMA,
+        "irpool": __version__,
         "file": report.path,
         "openvino": report.openvino,
         "onnxruntime": report.onnxruntime,
@@ -424,6 +434,7 @@ def to_json(report: ConvertReport) -> dict[str, Any]:
                 "missing_tensors": n.missing,
                 "onnxruntime": n.onnxruntime,
                 "outputs": [_output_json(c) for c in n.outputs],
+                "openvino_attributes": n.openvino_attributes,
             }
             for n in report.nodes
         ],

@@ -21,7 +21,7 @@ import numpy.typing as npt
 from . import conventions as conv
 from . import divergences
 from .arrays import check_elements
-from .errors import IrpoolError, UsageError
+from .errors import IrpoolError, UsageError, option
 from .geometry import AxisPlan, PoolPlan, auto_pads_formula, axis_size_formula
 from .kernel import divisor
 from .model import Graph, format_shape, numpy_dtype
@@ -400,16 +400,24 @@ def explain_graph(
 
         chosen = select_layers(graph, inference.pooling, [layer])
     reports = []
+    runtime: dict[int, Any] | None = None
     for pl in chosen:
         shape = input_shape
         if shape is None:
-            if pl.input_shape is None or not all(d.is_static for d in pl.input_shape):
+            dims = pl.input_shape
+            if dims is None or not all(d.is_static for d in dims):
+                # the layers before it may be of any type: the model's runtime's shapes
+                from .inputs import pooling_inputs
+
+                runtime = pooling_inputs(graph) if runtime is None else runtime
+                dims = runtime.get(pl.layer.index, dims)
+            if dims is None or not all(d.is_static for d in dims):
                 raise UsageError(
-                    f"the layer has a dynamic input {format_shape(pl.input_shape)}; give "
-                    "--input-shape",
+                    f"the layer's input {format_shape(dims)} is not static; give the model's "
+                    f"input shapes ({option('input_shape')}) or the layer's",
                     pl.layer.where(),
                 )
-            shape = tuple(d.lo for d in pl.input_shape)
+            shape = tuple(d.lo for d in dims)
         try:
             reports.append(explain_layer(pl, shape, convention, max_elements))
         except IrpoolError as e:

@@ -24,6 +24,7 @@ from .errors import (
     ShapeError,
     UsageError,
     Where,
+    option,
 )
 from .frontends.safe_io import read_range
 from .geometry import PoolPlan
@@ -80,11 +81,37 @@ def _element_type(layer: Layer) -> str:
     raise IrParseError("Parameter has no element_type; expected one", layer.where())
 
 
-def check_input(layer: Layer, array: Array, cast: bool, v10: bool = False) -> Array:
-    """The input array for a Parameter, after dtype and shape checks (and --cast)."""
+def numeric_dtype(array: Array, source: str | None) -> None:
+    """Refuse an input array that is not numbers: void (a bfloat16 .npy written by ml_dtypes
+    reads back as |V2), structured, string, bytes, object, datetime or timedelta arrays."""
+    if array.dtype.kind in "biuf" or array.dtype.name == "bfloat16":
+        return
+    what = {
+        "V": "void or structured (a bfloat16 array saved by ml_dtypes reads back so; save its "
+        "bits: array.view(numpy.uint16))",
+        "U": "strings",
+        "S": "bytes",
+        "O": "Python objects",
+        "M": "datetimes",
+        "m": "time deltas",
+        "c": "complex numbers",
+    }.get(array.dtype.kind, "not numbers")
+    raise InputError(
+        f"{source or 'the input'}: not a numeric array: {array.dtype.str} ({what}); expected "
+        "bool, integers, floats, or bfloat16 as uint16 bits"
+    )
+
+
+def check_input(
+    layer: Layer, array: Array, cast: bool, v10: bool = False, source: str | None = None
+) -> Array:
+    """The input array for a Parameter, after dtype and shape checks (and --cast); `source`
+    names the file the array came from in errors."""
     where = layer.where()
+    named = f"{source}: " if source else ""
     et = _element_type(layer)
     want = numpy_dtype(et, where)
+    numeric_dtype(array, source)
     if v10 and want == np.float16 and array.dtype == np.float32:
         # openvino runs an f16 IR v10 net in f32 from end to end: its f16 Parameters take f32
         # inputs, unrounded (measured), and run_graph holds them as f16 tensors in f32
@@ -93,11 +120,12 @@ def check_input(layer: Layer, array: Array, cast: bool, v10: bool = False) -> Ar
         if want.name == "bfloat16" and array.dtype == np.uint16:
             array = array.view(want)  # bfloat16 given as its bit pattern (.npy cannot say)
         elif cast:
-            array = array.astype(want)
+            with np.errstate(all="ignore"):  # numpy's conversion, silently (documented)
+                array = np.asarray(array.astype(want))
         else:
             raise InputError(
-                f'input for Parameter "{layer.label}" has dtype {array.dtype}; the Parameter '
-                f"is {et} ({want.name}); pass --cast to convert it",
+                f'{named}input for Parameter "{layer.label}" has dtype {array.dtype}; the '
+                f"Parameter is {et} ({want.name}); pass {option('cast')} to convert it",
                 where,
             )
     shape = parameter_shape(layer)
@@ -106,7 +134,7 @@ def check_input(layer: Layer, array: Array, cast: bool, v10: bool = False) -> Ar
         or not all(d.contains(n) for d, n in zip(shape, array.shape, strict=True))
     ):
         raise InputError(
-            f'input for Parameter "{layer.label}" has shape {list(array.shape)}; the '
+            f'{named}input for Parameter "{layer.label}" has shape {list(array.shape)}; the '
             f"Parameter declares {format_shape(shape)}",
             where,
         )
@@ -123,14 +151,19 @@ def v10_output(array: Array) -> Array:
 
 
 def bind_inputs(
-    graph: Graph, inputs: Mapping[str, Array] | Array, cast: bool = False
+    graph: Graph,
+    inputs: Mapping[str, Array] | Array,
+    cast: bool = False,
+    sources: Mapping[str, str] | None = None,
 ) -> dict[int, Array]:
     """Inputs by Parameter (layer index): a bare array for a single Parameter, else by the
-    Parameter's layer name or any tensor name of its output."""
+    Parameter's layer name or any tensor name of its output; `sources` names the file each
+    input came from (by the same keys) for errors."""
     params = parameters(graph)
     v10 = graph.ir_version == 10
     if isinstance(inputs, np.ndarray):
         inputs = {"": inputs}
+    files = dict(sources or {})
     bound: dict[int, Array] = {}
     given = dict(inputs)
     if set(given) == {""}:
@@ -140,7 +173,7 @@ def bind_inputs(
                 f"the model has {len(params)} Parameters ({names}); name each input as NAME=FILE",
                 Where(file=graph.path),
             )
-        bound[params[0].index] = check_input(params[0], given[""], cast, v10)
+        bound[params[0].index] = check_input(params[0], given[""], cast, v10, files.get(""))
         return bound
     for layer in params:
         match = next((n for n in parameter_names(layer) if n in given), None)
@@ -151,7 +184,8 @@ def bind_inputs(
                 f"{', '.join(parameter_names(layer))}); inputs given: {known or 'none'}",
                 layer.where(),
             )
-        bound[layer.index] = check_input(layer, given.pop(match), cast, v10)
+        source = files.get(match)
+        bound[layer.index] = check_input(layer, given.pop(match), cast, v10, source)
         for alias in parameter_names(layer):
             given.pop(alias, None)
     if given:
@@ -299,7 +333,8 @@ def run_graph(
     layer bound once)."""
     if graph.fragment:
         raise UsageError(
-            f"{graph.path} holds layer fragments, not a net; run one with --layer NAME or #N"
+            f"{graph.path} holds layer fragments, not a net; run one with {option('layer')}NAME "
+            "or #N"
         )
     bad = unsupported_layers(graph)
     if bad:
@@ -307,7 +342,7 @@ def run_graph(
         first = bad[0]
         raise UsageError(
             f"the net has layers irpool does not execute ({', '.join(kinds)}; first: "
-            f'"{first.label}"); run one pooling layer with --layer NAME, or cross-check the '
+            f'"{first.label}"); run one pooling layer ({option("layer")}NAME), or cross-check the '
             "whole model with `irpool compare`",
             Where(file=graph.path, line=first.line),
         )
@@ -443,7 +478,7 @@ def _constant_inputs(graph: Graph, layer: Layer, x: Array) -> list[Array | None]
         value = constant_input(graph, layer, k)
         if name and value is None:
             raise UsageError(
-                f'input "{name}" of {layer.type} is computed, not a constant; --layer needs its '
+                f'input "{name}" of {layer.type} is computed, not a constant; one layer needs its '
                 "constant inputs: run the whole model, or compare it",
                 layer.where(),
             )
@@ -470,7 +505,7 @@ def run_layer(
     layer = find_layer(graph, name)
     if not REGISTRY.is_pooling(layer):
         raise UsageError(
-            f"the layer is a {layer.type}; --layer runs pooling layers (AvgPool, MaxPool, "
+            f"the layer is a {layer.type}; one layer runs only if it pools (AvgPool, MaxPool, "
             "AveragePool, QLinearAveragePool)",
             layer.where(),
         )
@@ -484,7 +519,8 @@ def run_layer(
             else:
                 raise InputError(
                     f"input has dtype {x.dtype}; the layer's input port is "
-                    f"{layer.inputs[0].element_type} ({want.name}); pass --cast to convert it",
+                    f"{layer.inputs[0].element_type} ({want.name}); pass {option('cast')} to "
+                    "convert it",
                     layer.where(),
                 )
     bound = bind(graph, layer, convention)

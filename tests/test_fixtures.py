@@ -859,7 +859,7 @@ def test_a_layer_of_a_real_model_without_openvino(tmp_path: Path) -> None:
     with pytest.raises(UsageError, match='no pooling layer "nope"'):
         fx.model_cases(SQUEEZENET, ["nope"], 0, use_openvino=False)
     conv = next(la.name for la in load(SQUEEZENET).layers if la.type == "Convolution")
-    with pytest.raises(UsageError, match="--layer takes pooling layers"):
+    with pytest.raises(UsageError, match="layers= takes pooling layers"):
         fx.model_cases(SQUEEZENET, [conv], 0, use_openvino=False)
 
 
