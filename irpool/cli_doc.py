@@ -65,7 +65,8 @@ kernels (and openvino's converted ONNX means) sum a window in another order than
 float mean may differ by at most (taps + 1) * eps * max|x| of the window (plus one ulp of an
 f16 output); this allowance is applied on its own (measured: up to 4 ulp on shufflenet, at most
 0.21 of the bound over 1,050 random AveragePool nodes) and `--exact` turns it off. A tolerance
-must be a finite number >= 0. (Before 0.2, `convert-report` defaulted to atol 1e-6, rtol 1e-5.)
+must be a finite number >= 0 (`convert-report` defaulted to atol 1e-6 and rtol 1e-5
+before).
 
 **Reports.** `--json` prints one JSON document on stdout (strict JSON: non-finite floats are
 written as the strings `"inf"`, `"-inf"`, `"nan"`); its `schema` names a JSON Schema (Draft
