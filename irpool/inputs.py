@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from .errors import InputError, IrpoolError, UsageError, Where
+from .errors import InputError, IrpoolError, UsageError, Where, option
 from .model import Dim, Graph, Layer, Shape, format_shape
 
 Array = npt.NDArray[Any]
@@ -35,7 +35,7 @@ class InputSource:
     an .npz or the name a .pb tensor carries) or a random draw (`seed`, `low`, `high`)."""
 
     name: str
-    source: str  # file | random
+    source: str  # file | array (given in memory) | random
     file: str | None = None
     key: str | None = None
     seed: int | None = None
@@ -43,9 +43,10 @@ class InputSource:
     high: float | None = None
 
     def label(self) -> str:
-        """How messages name the array: FILE, FILE:KEY, or 'random input NAME'."""
+        """How messages name the array: FILE or FILE:KEY ('' for an array given in memory or
+        drawn at random)."""
         if self.file is None:
-            return f"random input {self.name}"
+            return ""
         return f"{self.file}:{self.key}" if self.key else self.file
 
 
@@ -221,7 +222,7 @@ def draw(
             hint = f"{p.label}=1,3,32,32" if shape is None else _example(p.label, shape)
             raise UsageError(
                 f'model input "{p.label}" has the dynamic shape {format_shape(shape)}; give its '
-                f"shape (--input-shape {hint}) or an array (-i {p.label}=FILE.npy)",
+                f"shape ({option('input_shape')} {hint}) or an array ({option('input')})",
                 p.where(),
             )
         dims = tuple(d.lo for d in shape)
@@ -312,11 +313,16 @@ def layer_input_shape(graph: Graph, layer: Layer) -> tuple[int, ...]:
         shape = pooling_inputs(graph).get(layer.index, shape)
     if shape is None or not all(d.is_static for d in shape):
         from .run import parameters
+        from .shapes import parameter_shape
 
-        names = ", ".join(f"{p.label}=SHAPE" for p in parameters(graph)) or "NAME=SHAPE"
+        hints = []
+        for p in parameters(graph):
+            declared = parameter_shape(p)
+            hints.append(_example(p.label, declared) if declared else f"{p.label}=SHAPE")
         raise UsageError(
             f"the layer's input {format_shape(shape)} is not static for the model's input "
-            f"shapes; give them (--input-shape {names}) or the layer's input array",
+            f"shapes; give them ({option('input_shape')} {' '.join(hints) or 'NAME=SHAPE'}) "
+            f"or the model's input arrays ({option('input')})",
             layer.where(),
         )
     return tuple(d.lo for d in shape)
@@ -328,3 +334,31 @@ def _pooling_shape(inference: Any, layer: Layer) -> Shape | None:
             shape: Shape | None = pl.input_shape
             return shape
     raise InputError("the layer is not a pooling layer", layer.where())
+
+
+def runtime_layer_input(graph: Graph, layer: Layer, inputs: Mapping[str, Array]) -> Array:
+    """The input a pooling layer gets inside the whole model on the model's `inputs`, as the
+    model's runtime computes it (openvino for an IR, onnxruntime for ONNX): the real input of
+    a layer behind layers of any type."""
+    if graph.format == "onnx":
+        from .frontends.onnx_model import read_model
+        from .oracles import onnxruntime_rt, refusals
+
+        name = layer.inputs[0].names[0] if layer.inputs and layer.inputs[0].names else ""
+        if name in graph.initializers:
+            return np.asarray(graph.initializers[name])
+        with refusals("onnxruntime", graph.path):
+            return onnxruntime_rt.probe_tensors(read_model(graph.path), [name], inputs)[name]
+    from .oracles import openvino_rt, refusals
+
+    with refusals("openvino", graph.path):
+        found, missing = openvino_rt.probe_layers(
+            graph.path, [layer.name or layer.label], inputs, held=False, outputs=False
+        )
+    if missing:
+        raise UsageError(
+            "openvino's graph of the model has no such layer (openvino drops layers that reach "
+            "no Result); give the layer's input array instead",
+            layer.where(),
+        )
+    return next(iter(found.values()))[0][0]

@@ -14,7 +14,14 @@ import numpy.typing as npt
 
 from .errors import InputError, UsageError, option
 from .geometry import PoolPlan
-from .inputs import Given, InputSource, draw, layer_input_shape, reshaped
+from .inputs import (
+    Given,
+    InputSource,
+    draw,
+    layer_input_shape,
+    reshaped,
+    runtime_layer_input,
+)
 from .model import Graph, Layer, format_shape
 from .run import RunResult, find_layer, random_array, run_graph, run_layer
 
@@ -165,6 +172,39 @@ def check_layer_input(graph: Graph, layer: Layer, x: Array, source: str | None =
         )
 
 
+def _model_inputs_given(graph: Graph, layer: Layer, arrays: Mapping[str, Array]) -> bool:
+    """Whether the arrays given with one layer to run are the model's inputs rather than the
+    layer's: named after model inputs, or of a shape the layer's input cannot have but a model
+    input can (never for a layer fed by a model input directly, or a file of fragments)."""
+    from .run import parameter_names, parameters
+    from .shapes import parameter_shape
+
+    if graph.fragment:
+        return False
+    params = parameters(graph)
+    names = {n for p in params for n in parameter_names(p)}
+    if "" not in arrays and set(arrays) <= names:
+        return not _fed_by_parameter(graph, layer)
+    if set(arrays) != {""} or len(params) != 1:
+        return False
+    x = arrays[""]
+    try:
+        check_layer_input(graph, layer, x)
+        return False
+    except InputError:
+        shape = parameter_shape(params[0])
+        return shape is not None and len(shape) == x.ndim
+
+
+def _fed_by_parameter(graph: Graph, layer: Layer) -> bool:
+    from .ops import REGISTRY
+
+    if layer.id is None or not layer.inputs:
+        return False
+    edge = graph.producer(layer.id, layer.inputs[0].id)
+    return edge is not None and REGISTRY.role(graph.layer(edge.from_layer)) == "parameter"
+
+
 def execute(
     graph: Graph,
     given: Given | None = None,
@@ -200,16 +240,20 @@ def execute(
         raise UsageError("a file of layer fragments has no model inputs to give shapes to")
     graph = reshaped(graph, shapes)
     arrays = dict(given.arrays) if given else {}
-    if len(arrays) > 1:
+    if len(arrays) > 1 and not _model_inputs_given(graph, chosen, arrays):
         raise UsageError(
             f"one layer takes one input array; {len(arrays)} given ({', '.join(sorted(arrays))})"
         )
-    if arrays:
+    if arrays and _model_inputs_given(graph, chosen, arrays):
+        # arrays for the model's inputs: the layer's input is what the runtime computes
+        model_arrays, report.sources = draw(graph, given, seed, low, high, cast, limit)
+        x = runtime_layer_input(graph, chosen, model_arrays)
+    elif arrays:
         key, x = next(iter(arrays.items()))
         assert given is not None
         source = given.sources[key]
         check_layer_input(graph, chosen, x, source.label())
-        report.sources = [InputSource("input", "file", source.file, source.key)]
+        report.sources = [InputSource("input", source.source, source.file, source.key)]
     else:
         shape = bare if bare is not None else layer_input_shape(graph, chosen)
         from .arrays import check_elements
