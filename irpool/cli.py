@@ -61,6 +61,13 @@ def _cmd_check(args: argparse.Namespace) -> int:
     from .check import SCHEMA, check_file, format_report
 
     reports = [check_file(path) for path in args.paths]
+    fragments = [r.path for r in reports if r.graph.fragment]
+    if args.openvino and fragments:
+        raise UsageError(
+            "--openvino reads whole models; a file of <layer> fragments is no model openvino "
+            "can read",
+            Where(file=fragments[0]),
+        )
     if args.openvino:
         from .check import add_openvino_findings
 
@@ -220,12 +227,13 @@ def _add_progress_option(p: Any) -> None:
     )
 
 
-def _progress(args: argparse.Namespace) -> Callable[..., None] | None:
-    """The progress callback --progress asks for (auto: only when stderr is a terminal)."""
-    from .compare import progress_bar
+def _progress(args: argparse.Namespace, what: str = "", unit: str = "step") -> Any:
+    """The progress callback --progress asks for (a tqdm bar on stderr; auto: only when stderr
+    is a terminal)."""
+    from .progress import progress_bar
 
     if args.progress == "on" or (args.progress == "auto" and sys.stderr.isatty()):
-        return progress_bar()
+        return progress_bar(what, unit, sys.stderr, force=True)
     return None
 
 
@@ -516,7 +524,7 @@ def _cmd_compare(args: argparse.Namespace) -> int:
         raise UsageError(f"{args.model} holds layer fragments; compare needs a full net")
     graph = _shaped(graph, args)
     inputs = _model_inputs(graph, args)
-    show = None if args.json else _progress(args)
+    show = _progress(args, "compare", "layer")
     report = compare_model(
         graph,
         inputs,
@@ -635,7 +643,7 @@ def _cmd_fixtures(args: argparse.Namespace) -> int:
         input_shapes=args.input_shapes,
         data_set=args.data_set,
     )
-    show = _progress(args)
+    show = _progress(args, "fixtures", "case")
     report = generate(
         args.outdir, cases, settings, skipped, args.force, args.resume, args.verify, show
     )

@@ -743,12 +743,7 @@ def to_json(report: CompareReport) -> dict[str, Any]:
 
 
 def progress_bar(stream: Any = sys.stderr) -> Callable[[int, int, str], None]:
-    def show(done: int, total: int, label: str) -> None:
-        width = 30
-        filled = int(width * done / max(total, 1))
-        stream.write(f"\r[{'#' * filled}{'.' * (width - filled)}] {done}/{total} {label[:30]:30}")
-        if done >= total:
-            stream.write("\n")
-        stream.flush()
+    """A progress callback drawing a bar on `stream` (irpool.progress, tqdm)."""
+    from .progress import progress_bar as bar
 
-    return show
+    return bar("compare", "layer", stream, force=True)

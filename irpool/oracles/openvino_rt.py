@@ -19,13 +19,39 @@ from . import refusals
 DEFAULT_PRECISION = "f32"
 
 
+MEASURED = "2026.4"
+"""The openvino release irpool's rules were measured on (2026.4.1): pyproject pins
+openvino>=2026.4,<2026.5, and another release gets one warning line."""
+_WARNED: list[str] = []
+
+
 def load() -> Any:
-    """The openvino module, or OracleMissing saying how to install it."""
+    """The openvino module, or OracleMissing saying how to install it.  An openvino of another
+    release than MEASURED gets one warning on stderr, the first time (the "irpool" logger)."""
     try:
         import openvino
     except ImportError:
         raise OracleMissing("openvino is not installed; pip install 'irpool[openvino]'") from None
+    if not _WARNED:
+        release = str(openvino.get_version()).split("-")[0]
+        _WARNED.append(release)
+        warn_release(release)
     return openvino
+
+
+def warn_release(release: str) -> None:
+    """One line on stderr (the "irpool" logger) when `release` is not the measured one."""
+    if release == MEASURED or release.startswith(MEASURED + "."):
+        return
+    import logging
+
+    logging.getLogger("irpool").warning(
+        "irpool: warning: openvino %s is installed; irpool's rules were measured on openvino "
+        "%s (pip install 'openvino>=%s,<2026.5'), so other results may differ",
+        release,
+        MEASURED,
+        MEASURED,
+    )
 
 
 def version() -> str:
