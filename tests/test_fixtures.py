@@ -7,6 +7,7 @@ hand arithmetic, openvino, or tests/reference.py (loops written from the semanti
 
 from __future__ import annotations
 
+import importlib
 import json
 import math
 import os
@@ -25,10 +26,8 @@ import pytest
 import reference
 from conftest import ROOT, irpool
 from divergence_helpers import assert_outcome
-from json_schema import validate
 
 from irpool import cli
-from irpool import fixtures as fx
 from irpool.arrays import load_arrays, save_npz
 from irpool.cases import CASES, by_key
 from irpool.errors import OutputError, UsageError
@@ -40,6 +39,7 @@ from irpool.oracles import openvino_rt
 from irpool.testing import FixtureCase, Tolerance, assert_matches, cases
 
 DOC = ROOT / "docs" / "fixtures.md"
+fx = importlib.import_module("irpool.fixtures")  # the module (irpool.fixtures is the API function)
 IR_TABLE_KEYS = [c.key for c in CASES if c.openvino is not None]
 
 
@@ -655,20 +655,20 @@ def test_generated(fixture_case):
 # -- the format is the documented one ---------------------------------------------------------
 
 
-def doc_schema(name: str) -> dict[str, Any]:
-    blocks = re.findall(r"```json\n(.*?)```", DOC.read_text(), re.S)
-    for block in blocks:
-        schema = json.loads(block)
-        if schema.get("$id", "").endswith(name):
-            return dict(schema)
-    raise AssertionError(f"no schema {name} in {DOC}")
+def validate(document: Any, schema: dict[str, Any]) -> list[str]:
+    """What the shipped JSON Schema finds wrong with a document (jsonschema, Draft 2020-12)."""
+    from jsonschema import Draft202012Validator
+
+    return [e.message for e in Draft202012Validator(schema).iter_errors(document)]
 
 
 def test_generated_files_follow_the_documented_schemas(
     smoke_set: Path, corners_set: Path, full_set: Path, tmp_path: Path
 ) -> None:
-    meta_schema = doc_schema("fixture-meta.schema.json")
-    index_schema = doc_schema("fixtures-index.schema.json")
+    from irpool import schemas
+
+    meta_schema = schemas.load("fixture-1")
+    index_schema = schemas.load("fixtures-1")
     grid = tmp_path / "g.toml"
     grid.write_text(grid_example())
     specs, skipped, settings = fx.plan_cases(None, str(grid), None, None, 0)
@@ -811,7 +811,7 @@ def test_grid_errors_are_one_line(tmp_path: Path, text: str, message: str) -> No
 def test_grid_and_preset_exclude_each_other(tmp_path: Path) -> None:
     out = irpool("fixtures", str(tmp_path / "o"), "--preset", "full", "--grid", "x.toml")
     assert out.returncode == 2 and "not allowed with" in out.stderr
-    with pytest.raises(UsageError, match="--layer needs --from"):
+    with pytest.raises(UsageError, match="layers= needs model="):
         fx.plan_cases(None, None, None, ["n17"], 0)
     negative = irpool("fixtures", str(tmp_path / "n"), "--seed", "-1")
     assert negative.returncode == 2 and "--seed" in negative.stderr and ">= 0" in negative.stderr
@@ -1160,7 +1160,8 @@ def test_a_layer_irpool_cannot_build_is_one_complete_line(tmp_path: Path) -> Non
     assert out.returncode == 2 and out.stderr.count("\n") == 1, out.stderr
     assert out.stderr.startswith('irpool: fixtures/ir/dynamic.xml:15: layer "same"')
     assert out.stderr.rstrip().endswith(
-        "the layer's input [1,3,?,1..40] is not static; a fixture needs a static input shape"
+        "the layer's input [1,3,?,1..40] is not static for the model's input shapes; give them "
+        "(--input-shape x=1,3,32,32) or the model's input arrays (-i NAME=FILE)"
     )
     assert not (tmp_path / "d").exists()
 
