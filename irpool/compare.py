@@ -92,6 +92,10 @@ class LayerComparison:
     with the output shape, or {"refuses": why}."""
 
 
+class Unrunnable(Exception):
+    """No runtime runs the model: its pooling layers are reported as skipped."""
+
+
 @dataclass
 class CompareReport:
     path: str
@@ -456,8 +460,14 @@ def compare_model(
     names = [pl.layer.name for pl in pooling if pl.layer.name]
     skipped: dict[str, str] = {}
     if onnx_graph:
-        probed, missing = _probe_onnx(graph, pooling, inputs)
-        oracle = f"onnxruntime {onnxruntime_rt.load()[1].__version__} CPU"
+        fallback: list[str] = []
+        try:
+            probed, missing = _probe_onnx(graph, pooling, inputs, fallback)
+        except Unrunnable as e:
+            raise OracleRefused(str(e), Where(file=graph.path)) from None
+        oracle = (
+            fallback[0] if fallback else f"onnxruntime {onnxruntime_rt.load()[1].__version__} CPU"
+        )
     else:
         try:
             with refusals("openvino", graph.path):
@@ -545,17 +555,46 @@ def compare_model(
         result.passed = all(o.passed for o in result.outputs)
         if pl.spec.kind != "qlinear":
             result.plans = layer_plans(pl, x, len(outs) > 1)
+        known = _reference_known_wrong(pl, x) if report.runtime == "onnx-reference" else None
+        if known:
+            result.notes.append(
+                f"onnx's reference evaluator is known to compute this node otherwise ({known}); "
+                "a difference here is the evaluator's, not irpool's (docs/divergences.md)"
+            )
         if not result.passed and pl.spec.kind != "qlinear":
-            oracle_name = "onnxruntime" if onnx_graph else "openvino"
+            oracle_name = {
+                "onnxruntime": "onnxruntime",
+                "onnx-reference": "onnx's reference evaluator",
+            }.get(report.runtime, "openvino")
             result.diagnosis = diagnose(
                 pl, x, outs, used, got, atol, rtol, oracle_name, rounding=onnx_graph
             )
+            if known:
+                # the evaluator's known bug explains the difference (the divergence table's D12
+                # family): irpool's onnx convention follows onnxruntime's kernels instead
+                result.diagnosis.divergences.insert(0, known)
+                result.diagnosis.text = (
+                    f"onnx's reference evaluator is known to be wrong here ({known}); irpool's "
+                    "onnx convention computes what onnxruntime's kernels compute"
+                    + (f"; also: {result.diagnosis.text}" if result.diagnosis.matches else "")
+                )
         report.layers.append(result)
         if fail_fast and not result.passed:
             break
     if progress:
         progress(len(pooling), len(pooling), "")
     return report
+
+
+def _reference_known_wrong(pl: PoolingLayer, x: Array) -> str | None:
+    """Why onnx's reference evaluator is known to compute this node otherwise (its bugs of the
+    divergence table, oracles/onnx_reference.known_wrong), or None."""
+    from .oracles import onnx_reference
+
+    has_nan = (x.dtype.kind == "f" or x.dtype.name == "bfloat16") and bool(
+        np.isnan(x.astype(np.float32)).any()
+    )
+    return onnx_reference.known_wrong(pl.layer.type, pl.layer.attrs, tuple(x.shape), has_nan)
 
 
 def select_layers(
@@ -579,9 +618,15 @@ def _fmt(value: float | None) -> str:
 
 
 def _probe_onnx(
-    graph: Graph, pooling: list[PoolingLayer], inputs: Mapping[str, Array]
+    graph: Graph,
+    pooling: list[PoolingLayer],
+    inputs: Mapping[str, Array],
+    fallback: list[str] | None = None,
 ) -> tuple[dict[str, tuple[list[Array], list[Array]]], list[str]]:
-    """onnxruntime's values of every pooling node's inputs and outputs."""
+    """onnxruntime's values of every pooling node's inputs and outputs; where onnxruntime has
+    no kernel for a node of the model, onnx's reference evaluator's (`fallback` then names
+    it)."""
+    fallback = [] if fallback is None else fallback
     from .frontends.onnx_model import read_model
     from .oracles import onnxruntime_rt
 
@@ -591,8 +636,29 @@ def _probe_onnx(
         for port in (*pl.layer.inputs, *pl.layer.outputs):
             if port.names and port.names[0] and port.names[0] not in graph.initializers:
                 wanted.append(port.names[0])
-    with refusals("onnxruntime", graph.path):
-        tensors = onnxruntime_rt.probe_tensors(model, wanted, inputs)
+    try:
+        with refusals("onnxruntime", graph.path):
+            tensors = onnxruntime_rt.probe_tensors(model, wanted, inputs)
+    except OracleRefused as e:
+        if "NOT_IMPLEMENTED" not in e.message:
+            raise
+        # onnxruntime has no kernel for some node (LpPool-1, GlobalLpPool-1/22): onnx's
+        # reference evaluator stands in for it, and the report says so
+        from .oracles import onnx_reference
+
+        reason = e.message.removeprefix("onnxruntime refused the model: ")
+        try:
+            tensors = onnx_reference.probe_tensors(model, sorted(set(wanted)), inputs)
+        except Exception as ref_error:  # the evaluator's own errors: it cannot run the model
+            raise Unrunnable(
+                f"neither runtime runs the model: onnxruntime has no kernel ({reason}); onnx's "
+                f"reference evaluator fails too ({type(ref_error).__name__}: "
+                f"{str(ref_error).splitlines()[0][:160] if str(ref_error) else '-'})"
+            ) from None
+        fallback.append(
+            f"onnx {onnx_reference.version()} ReferenceEvaluator (onnxruntime has no kernel: "
+            f"{reason})"
+        )
 
     def value(name: str) -> Array:
         if name in graph.initializers:

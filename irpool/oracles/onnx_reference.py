@@ -24,6 +24,27 @@ def run(model: Any, feeds: Mapping[str, np.ndarray]) -> list[np.ndarray]:
     return [np.asarray(v) for v in ReferenceEvaluator(model).run(None, dict(feeds))]
 
 
+def version() -> str:
+    try:
+        import onnx
+    except ImportError:
+        raise OracleMissing("onnx is not installed; pip install 'irpool[onnx]'") from None
+    return str(onnx.__version__)
+
+
+def probe_tensors(
+    model: Any, names: list[str], feeds: Mapping[str, np.ndarray]
+) -> dict[str, np.ndarray]:
+    """Run a ModelProto with onnx's reference evaluator and return the named tensors (any
+    computed tensor of the graph, not only its outputs)."""
+    try:
+        from onnx.reference import ReferenceEvaluator
+    except ImportError:
+        raise OracleMissing("onnx is not installed; pip install 'irpool[onnx]'") from None
+    values = ReferenceEvaluator(model).run(list(names), dict(feeds))
+    return {n: np.asarray(v) for n, v in zip(names, values, strict=True)}
+
+
 def known_wrong(
     op: str, attrs: Mapping[str, Any], input_shape: tuple[int, ...], has_nan: bool = False
 ) -> str | None:
