@@ -112,6 +112,10 @@ class CompareReport:
     format: str = "ir"
     """The model's front end: ir or onnx (whose reports speak of nodes)."""
 
+    def to_json(self) -> dict[str, Any]:
+        """The report as `--json` prints it (schema irpool.compare/1)."""
+        return to_json(self)
+
     @property
     def runtime(self) -> str:
         """The oracle's name: openvino, onnxruntime, or onnx-reference (onnx's evaluator)."""

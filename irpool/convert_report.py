@@ -82,6 +82,10 @@ class ConvertReport:
     rtol: float = 0.0
     rounding: bool = True
 
+    def to_json(self) -> dict[str, Any]:
+        """The report as `--json` prints it (schema irpool.convert-report/2)."""
+        return to_json(self)
+
     @property
     def same(self) -> bool:
         return all(n.same for n in self.nodes)
@@ -248,7 +252,12 @@ def _ask_onnxruntime(
             "alone"
         )
         return {}
-    report.onnxruntime = compared.openvino.split(" CPU")[0].removeprefix("onnxruntime ")
+    if compared.runtime != "onnxruntime":
+        report.notes.append(
+            f"the ONNX meanings were checked against {compared.openvino} instead of onnxruntime"
+        )
+    else:
+        report.onnxruntime = compared.openvino.split(" CPU")[0].removeprefix("onnxruntime ")
     found: dict[str, str | None] = {}
     for layer in compared.layers:
         if layer.passed:
