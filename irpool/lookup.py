@@ -105,16 +105,19 @@ def find(
     pool = list(candidates) if candidates is not None else list(graph.layers)
     what = what or noun(graph)
     where = Where(file=graph.path)
-    for rule in _exact_rules(query):
-        exact = [la for la in graph.layers if rule(la)]
-        if len(exact) == 1:
-            return exact[0]
-        if exact:
-            raise UsageError(
-                f'"{query}" names {len(exact)} layers: {_quoted(la.label for la in exact)}; '
-                "give the name or the id",
-                where,
-            )
+    # exact names first among the candidates (an ONNX Result bears its tensor's name), then
+    # among every layer (the caller says what it does with a layer of another type)
+    for layers in (pool, graph.layers):
+        for rule in _exact_rules(query):
+            exact = [la for la in layers if rule(la)]
+            if len(exact) == 1:
+                return exact[0]
+            if exact:
+                raise UsageError(
+                    f'"{query}" names {len(exact)} layers: {_quoted(la.label for la in exact)}; '
+                    "give the name or the id",
+                    where,
+                )
     found = matches(pool, query)
     if len(found) == 1:
         return found[0]
