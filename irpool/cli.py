@@ -764,6 +764,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.stderr.write("irpool: a COMMAND is required; see the list above or irpool --help\n")
         return EXIT_INVALID
     try:
+        _check_environment()
         code: int = args.func(args)
         sys.stdout.flush()
         return code
@@ -788,6 +789,15 @@ def main(argv: Sequence[str] | None = None) -> int:
             "(this is a bug in irpool; set IRPOOL_DEBUG=1 for the traceback)\n"
         )
         return EXIT_INTERNAL
+
+
+def _check_environment() -> None:
+    """Every irpool setting of the environment is read before anything runs, so that a bad one
+    is refused by name whatever the command (an integer >= 1, or unset)."""
+    from .env import env_int
+
+    for name in ("IRPOOL_MAX_ELEMENTS", "IRPOOL_MAX_XML_BYTES", "IRPOOL_THREADS"):
+        env_int(name, 1)
 
 
 def _one_line(text: str) -> str:

@@ -1,4 +1,4 @@
-"""CONTRACT.md, line by line, against the installed `irpool` command (a subprocess each time):
+"""The command-line contract (docs/cli.md, docs/security.md), line by line, against the installed `irpool` command (a subprocess each time):
 exit codes, the single stderr line naming file and line, no traceback, nothing opened that a
 file names, nothing written that should not be, limits enforced before allocating."""
 
