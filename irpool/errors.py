@@ -26,8 +26,8 @@ OPTIONS: dict[str, tuple[str, str]] = {
     "max_elements": ("--max-elements", "max_elements="),
     "from": ("--from", "model="),
     "seed": ("--seed ", "seed="),
-    "cell": ("--cell", "cells="),
-    "depth": ("--depth", "depth="),
+    "cell": ("--cell", "cell"),
+    "depth": ("--depth", "depth"),
     "png": ("--png", "draw()"),
     "preset_grid_from": ("--preset, --grid and --from", "preset=, grid= and model="),
 }

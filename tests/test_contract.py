@@ -724,4 +724,4 @@ def test_layers_are_picked_the_same_way_by_every_command(tmp_path: Path) -> None
     assert_refused(other, '"#2"', "#1")
     assert_refused(cli("explain", str(frag), "--layer", "pool"), "#1")
     zoo = cli("compare", str(ZOO), "--layer", "nope")
-    assert_refused(zoo, "'nope'", "mp14_torch", where=str(ZOO))
+    assert_refused(zoo, '"nope"', "mp14_torch", where=str(ZOO))

@@ -273,7 +273,7 @@ def test_png_cell_of_a_1d_layer(tmp_path: Path) -> None:
     from irpool.plot import draw
 
     (report,) = explain_graph(parse_text(D1, "d1.xml"))
-    with pytest.raises(UsageError, match=r"--cell 0,1 has 2 value\(s\); expected 1 \(I\)"):
+    with pytest.raises(UsageError, match=r"cell 0,1 has 2 value\(s\); expected 1 \(I\)"):
         draw(report, str(tmp_path / "x.png"), [(0, 1)])
     with pytest.raises(UsageError, match="outside the output"):
         draw(report, str(tmp_path / "x.png"), [(4,)])

@@ -527,7 +527,7 @@ def test_f16_chains_as_onnxruntime_runs_them(
     np.save(tmp_path / "x.npy", x)
     out = irpool("compare", str(path), "-i", str(tmp_path / "x.npy"))
     assert out.returncode == 0, out.stdout + out.stderr
-    assert "4 pooling layer(s) compared, 0 differ" in out.stdout
+    assert "4 pooling node(s) compared, 0 differ" in out.stdout
 
 
 QLINEAR_LOADS = [

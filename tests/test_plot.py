@@ -140,5 +140,5 @@ def test_cells_are_checked() -> None:
         plot.figure(report, [(0, 1)])
     with pytest.raises(UsageError, match="outside the output"):
         plot.figure(report, [(17,)])
-    with pytest.raises(UsageError, match="depth= 5"):
+    with pytest.raises(UsageError, match="depth 5"):
         plot.figure(layer("fixtures/ir/ranks.xml", "max3d"), depth=5)
