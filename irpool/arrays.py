@@ -19,7 +19,7 @@ from .env import env_int
 from .errors import InputError, LimitError, Where, option
 from .files import atomic_write
 from .frontends.safe_io import read_regular_file
-from .model import numpy_dtype
+from .model import dims_text, numpy_dtype
 
 Array = npt.NDArray[Any]
 
@@ -47,7 +47,7 @@ def check_elements(
     cap = max_elements(limit)
     if count > cap:
         raise LimitError(
-            f"{what} has shape {list(shape)} = {count} elements, above the limit of {cap} "
+            f"{what} has shape {dims_text(shape)} = {count} elements, above the limit of {cap} "
             f"({option('max_elements')} or IRPOOL_MAX_ELEMENTS raise it)",
             where,
         )

@@ -48,9 +48,11 @@ onnxruntime has no kernel for). JSON keys of earlier versions are kept (`worst_o
 `worst_oracle`, `missing_in_oracle`), and `inference_precision_hint` is null when openvino is
 not the oracle.
 
-**Shapes in text** are written `[1,3,?,1..40]`: dims separated by commas without spaces, `?`
-for a dynamic dim, `a..b` for an interval (`1..` without upper bound). The tensor listings of
-`run` and `explain` write Python lists (`[1, 3, 32, 32]`) of arrays actually computed.
+**Shapes** are written one way in every text report and message: `[1,3,?,1..40]`, dims
+separated by commas without spaces, `?` for a dynamic dim, `a..b` for an interval (`1..`
+without upper bound); the same text in JSON where a shape may be dynamic (`declared`,
+`input`), and arrays of integers where it is an actual array's (`input_shape`). Positions in
+an array (the worst element) are written as Python lists: `[0, 0, 3]`.
 
 **Errors** are one line on stderr: `irpool: FILE:LINE: layer "NAME" (TYPE, VERSION, id=N):
 what is wrong; what was expected`, exit code 2. The Python API raises the same message as an

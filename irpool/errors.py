@@ -57,6 +57,8 @@ class Where:
     layer_id: str | None = None
     op: str | None = None
     version: str | None = None
+    noun: str = "layer"
+    """What the model calls its layers: `layer` (IR) or `node` (ONNX)."""
 
     def merged(self, other: Where | None) -> Where:
         """This place, with the fields it lacks taken from `other`."""
@@ -69,6 +71,7 @@ class Where:
             layer_id=self.layer_id if self.layer_id is not None else other.layer_id,
             op=self.op if self.op is not None else other.op,
             version=self.version if self.version is not None else other.version,
+            noun=self.noun if self.layer is not None else other.noun,
         )
 
     def __str__(self) -> str:
@@ -85,7 +88,7 @@ class Where:
                 )
                 if p
             )
-            label = f'layer "{self.layer}"' if self.layer is not None else "layer"
+            label = f'{self.noun} "{self.layer}"' if self.layer is not None else self.noun
             parts.append(f"{label} ({detail})" if detail else label)
         return ": ".join(parts)
 

@@ -24,7 +24,7 @@ from .arrays import check_elements
 from .errors import IrpoolError, UsageError, option
 from .geometry import AxisPlan, PoolPlan, auto_pads_formula, axis_size_formula
 from .kernel import divisor
-from .model import Graph, format_shape, numpy_dtype
+from .model import Graph, dims_text, format_shape, numpy_dtype
 from .shapes import PoolingLayer, infer
 
 SCHEMA = "irpool.explain/1"
@@ -428,9 +428,10 @@ def explain_graph(
 def format_report(r: LayerReport) -> str:
     where = (f"{r.file}:{r.line}" if r.line is not None else r.file) if r.file else "?"
     conv_title = conv.get(r.convention).title
+    word = "node" if (r.file or "").lower().endswith(".onnx") else "layer"
     lines = [
-        f'layer "{r.layer}" ({r.op}) at {where}; convention {r.convention} ({conv_title})',
-        f"  {r.reduce} pooling {list(r.input_shape)} -> {list(r.output_shape)}",
+        f'{word} "{r.layer}" ({r.op}) at {where}; convention {r.convention} ({conv_title})',
+        f"  {r.reduce} pooling {dims_text(r.input_shape)} -> {dims_text(r.output_shape)}",
         "  attributes: " + " ".join(f'{k}="{v}"' for k, v in r.attributes.items()),
     ]
     if r.reduce == "mean":

@@ -27,6 +27,7 @@ from .errors import OracleMissing, UsageError, option
 from .explain import LayerReport, divisor_at, divisor_table
 from .files import atomic_write_bytes
 from .geometry import AxisPlan
+from .model import dims_text
 
 DPI = 100
 WIDTH_IN = 9.0
@@ -151,7 +152,7 @@ def _title(report: LayerReport, depth: int | None) -> str:
     assert report.plan is not None
     head = (
         f"{report.layer} ({report.op}), {report.convention} convention: "
-        f"{list(report.input_shape)} \u2192 {list(report.output_shape)}"
+        f"{dims_text(report.input_shape)} \u2192 {dims_text(report.output_shape)}"
     )
     if depth is None:
         return head

@@ -29,7 +29,7 @@ from .errors import (
 from .frontends.safe_io import read_range
 from .geometry import PoolPlan
 from .kernel import integers_as_float32, pool, round_to_integer
-from .model import Graph, Layer, element_type_of_numpy, format_shape, numpy_dtype
+from .model import Graph, Layer, dims_text, element_type_of_numpy, format_shape, numpy_dtype
 from .ops import REGISTRY, Bound, bind
 from .ops.binding import constant_input
 from .ops.glue import convert
@@ -134,7 +134,7 @@ def check_input(
         or not all(d.contains(n) for d, n in zip(shape, array.shape, strict=True))
     ):
         raise InputError(
-            f'{named}input for Parameter "{layer.label}" has shape {list(array.shape)}; the '
+            f'{named}input for Parameter "{layer.label}" has shape {dims_text(array.shape)}; the '
             f"Parameter declares {format_shape(shape)}",
             where,
         )

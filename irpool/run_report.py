@@ -22,7 +22,7 @@ from .inputs import (
     reshaped,
     runtime_layer_input,
 )
-from .model import Graph, Layer, format_shape
+from .model import Graph, Layer, dims_text, format_shape
 from .run import RunResult, find_layer, random_array, run_graph, run_layer
 
 Array = npt.NDArray[Any]
@@ -164,7 +164,7 @@ def check_layer_input(graph: Graph, layer: Layer, x: Array, source: str | None =
         )
     if not fits:
         named = f"{source}: " if source else ""
-        got = "[" + ",".join(map(str, x.shape)) + "]"
+        got = dims_text(x.shape)
         raise InputError(
             f"{named}the input array has shape {got}; the layer's input is {text} (give the "
             f"layer's input, or the model's input shape with {option('input_shape')})",
@@ -294,4 +294,4 @@ def format_report(report: RunReport) -> str:
 
 
 def _shape(shape: Any) -> str:
-    return "[" + ", ".join(str(int(d)) for d in shape) + "]"
+    return dims_text(shape)
