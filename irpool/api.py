@@ -17,7 +17,7 @@ from .check import CheckReport, check_file, check_graph
 from .compare import CompareReport, compare_model
 from .convert_report import ConvertReport
 from .errors import UsageError
-from .explain import LayerReport, explain_graph
+from .explain import FamilyReport, LayerReport, explain_graph
 from .fixtures import Report as FixturesReport
 from .frontends.ir_xml import load as load_ir
 from .geometry import PoolParams, plan
@@ -162,17 +162,19 @@ def run(
 
 
 @dataclass
-class ExplainReport(Sequence[LayerReport]):
+class ExplainReport(Sequence[LayerReport | FamilyReport]):
     """The explained layers (also this object's items); `to_json()` is `irpool explain
     --json` (schema irpool.explain/1)."""
 
-    layers: list[LayerReport] = field(default_factory=list)
+    layers: list[LayerReport | FamilyReport] = field(default_factory=list)
 
     @overload
-    def __getitem__(self, index: int) -> LayerReport: ...
+    def __getitem__(self, index: int) -> LayerReport | FamilyReport: ...
     @overload
-    def __getitem__(self, index: slice) -> list[LayerReport]: ...
-    def __getitem__(self, index: int | slice) -> LayerReport | list[LayerReport]:
+    def __getitem__(self, index: slice) -> list[LayerReport | FamilyReport]: ...
+    def __getitem__(
+        self, index: int | slice
+    ) -> LayerReport | FamilyReport | list[LayerReport | FamilyReport]:
         return self.layers[index]
 
     def __len__(self) -> int:

@@ -221,9 +221,11 @@ def _dtype_record(array: Array, where: Where) -> dict[str, str]:
 
 
 def _storable(array: Array) -> tuple[Array, str | None]:
+    # np.asarray(order="C"), not np.ascontiguousarray, which turns a 0-d array into 1-d (a
+    # full reduction's output is 0-d)
     if array.dtype.name == "bfloat16":
-        return np.ascontiguousarray(array).view(np.uint16), "bfloat16"
-    return np.ascontiguousarray(array), None
+        return np.asarray(array, order="C").view(np.uint16), "bfloat16"
+    return np.asarray(array, order="C"), None
 
 
 def save_npz(path: str, arrays: Mapping[str, Array]) -> None:

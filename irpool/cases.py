@@ -15,6 +15,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 if TYPE_CHECKING:
     from .frontends.ir_writer import NetBuilder
 
@@ -24,11 +26,13 @@ F32_LOWEST = -3.4028234663852886e38
 
 @dataclass(frozen=True)
 class IrLayer:
-    """An OpenVINO pooling layer: type, opset and `<data>` attribute strings."""
+    """An OpenVINO pooling layer: type, opset and `<data>` attribute strings (and, for the
+    pooling families, its constant inputs after the data: element type and values)."""
 
     type: str
     opset: int
     data: Mapping[str, str]
+    consts: tuple[tuple[str, tuple[int, ...]], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -417,7 +421,12 @@ def ir_builder(
     if two:
         outputs.append((dims, layer.data.get("index_element_type", "i64")))
         names.append(("indices",))
-    refs = net.op(layer.type, f"opset{layer.opset}", name, layer.data, [x], outputs, names)
+    ins = [x]
+    for k, (et, values) in enumerate(layer.consts, start=1):
+        from .model import numpy_dtype
+
+        ins.append(net.const(f"{name}_input{k}", np.asarray(values, dtype=numpy_dtype(et)), et))
+    refs = net.op(layer.type, f"opset{layer.opset}", name, layer.data, ins, outputs, names)
     net.result("values", refs[0])
     if two:
         net.result("indices", refs[1])
@@ -440,9 +449,25 @@ def output_dims(layer: IrLayer, shape: tuple[int, ...]) -> tuple[int, ...]:
 
     try:
         spec, _ = ov_ops.select(layer.type, f"opset{layer.opset}", layer.data)
+        if spec.path is not None:
+            return _family_output(spec, layer, shape)
         return plan(ov_ops.params(spec, layer.data, len(shape)), shape, "openvino").output_shape
     except IrpoolError:
         return (-1,) * len(shape)
+
+
+def _family_output(spec: Any, layer: IrLayer, shape: tuple[int, ...]) -> tuple[int, ...]:
+    """The output dims of a family layer (adaptive, reduction) under openvino's rules."""
+    from .conventions import get
+    from .model import Layer
+
+    bare = Layer(
+        None, layer.type, layer.type, f"opset{layer.opset}", dict(layer.data), (), (), None, None
+    )
+    values = {k: tuple(v) for k, (_, v) in enumerate(layer.consts, start=1)}
+    params = spec.path.read(spec, bare, len(shape), values)
+    out: tuple[int, ...] = spec.path.plan(params, shape, "float32", get("openvino")).output_shape
+    return out
 
 
 def by_key(key: str) -> Case:

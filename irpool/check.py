@@ -16,6 +16,7 @@ from .frontends import ir_xml
 from .model import Edge, Graph, Layer, Port, Shape, format_shape
 from .ops import REGISTRY, Bound
 from .shapes import Inference, PoolingLayer, dim_agrees, infer
+from .skipped import skipped_layers
 from .words import layer_word, port_name
 
 SCHEMA = "irpool.check/1"
@@ -105,6 +106,7 @@ class CheckReport:
                 for r in self.layers
             ],
             "unverified": dict(Counter(la.type for la in self.inference.unverified)),
+            "skipped": [sk.to_json() for sk in skipped_layers(self.graph)],
             "findings": [f.to_json() for f in self.findings],
         }
 
@@ -175,7 +177,10 @@ def compare_port(
     for axis, (d, dim) in enumerate(zip(port.dims, inferred, strict=True)):
         if dim_agrees(d, dim, axis < len(unknown) and unknown[axis]):
             continue
-        formula = formulas[axis - 2] if axis >= 2 and axis - 2 < len(formulas) else None
+        if len(formulas) == len(inferred):  # one formula per dim (reductions)
+            formula: str | None = formulas[axis]
+        else:  # one per spatial axis
+            formula = formulas[axis - 2] if axis >= 2 and axis - 2 < len(formulas) else None
         line = port.dim_lines[axis] if axis < len(port.dim_lines) else port.line
         found.append(
             _finding(
@@ -386,6 +391,9 @@ def check_onnx_file(path: str) -> CheckReport:
     nodes = {n.output[0]: n for n in model.graph.node if n.output and n.output[0]}
     for result in report.layers:
         pl = result.pooling
+        if pl.bound.family is not None:
+            _plan_family(pl)
+            continue
         notes = list(pl.notes)
         shape = pl.input_shape
         if shape is not None and all(d.is_static for d in shape) and pl.output_shape is not None:
@@ -415,6 +423,21 @@ def check_onnx_file(path: str) -> CheckReport:
                 )
         result.pooling = replace(pl, notes=tuple(notes))
     return report
+
+
+def _plan_family(pl: PoolingLayer) -> None:
+    """Plan a family layer of an ONNX model for its static input, so that a node onnxruntime
+    refuses (a global pool of rank 6, ...) is refused here too."""
+    shape = pl.input_shape
+    if shape is None or not all(d.is_static for d in shape):
+        return
+    port = pl.layer.inputs[0] if pl.layer.inputs else None
+    dtype = "float32"
+    if port is not None and port.element_type:
+        from .model import numpy_dtype
+
+        dtype = numpy_dtype(port.element_type).name
+    pl.bound.family_plan(tuple(d.lo for d in shape), dtype)
 
 
 def _divergence(pl: PoolingLayer) -> str:
@@ -473,12 +496,19 @@ def format_report(report: CheckReport, verbose: bool = False) -> str:
         if verbose or r.findings:
             lines.extend(f"          note: {note}" for note in pl.notes)
         if verbose and not r.findings:
+            first = 0 if len(pl.formulas) == len(pl.output_shape or ()) else 2
             lines.extend(
-                f"          dim {axis + 2}: {formula}" for axis, formula in enumerate(pl.formulas)
+                f"          dim {axis + first}: {formula}"
+                for axis, formula in enumerate(pl.formulas)
             )
     for f in report.findings:
         if f.kind in ("edge", "parameter", "openvino"):
             lines.append(f"  FAIL  {f.location()}: {f.message}")
+    for sk in skipped_layers(report.graph):
+        lines.append(
+            f'  skip  {_at(report.path, sk.line)}: layer "{sk.layer}" ({sk.op}): not verified '
+            f"(taken as declared): {sk.reason}"
+        )
     unverified = Counter(la.type for la in report.inference.unverified)
     if unverified:
         listed = ", ".join(f"{t} x{n}" for t, n in sorted(unverified.items()))

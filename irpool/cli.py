@@ -332,13 +332,19 @@ RUN = Command(
     _run_options,
     help="execute a pooling net or one pooling layer with numpy",
     description=(
-        "Execute an IR net of Parameter, Const, Convert, pooling (AvgPool-1/14/16, "
-        "MaxPool-1/8/14) and Result layers, or one pooling layer of any IR with --layer; or "
-        "an ONNX model of pooling nodes (AveragePool, MaxPool, com.microsoft "
-        "QLinearAveragePool, with Identity/Squeeze/Unsqueeze). OUT.npz holds one array per "
-        "Result (keyed by the Result layer's name) or graph output (keyed by its name); with "
-        "--layer: output0 and, for MaxPool-8/14, output1. Without -i, inputs are drawn at "
-        "random and saved beside the output as OUT.inputs.npz."
+        "Execute an IR net of pooling layers (AvgPool-1/14/16, MaxPool-1/8/14, "
+        "AdaptiveAvgPool-8, AdaptiveMaxPool-8, ReduceMean/Max/Sum-1, ReduceL1/L2-4) and the "
+        "glue between them (Parameter, Const, Convert, ConvertLike, Abs, Sign, ReLU, Sqrt, "
+        "Multiply, Power, Reshape, Split, Concat, Squeeze, Unsqueeze, Result), or one "
+        "pooling layer of any IR with --layer; or an ONNX model of pooling nodes "
+        "(AveragePool, MaxPool, GlobalAveragePool, GlobalMaxPool, LpPool, GlobalLpPool, "
+        "MaxUnpool, com.microsoft QLinearAveragePool and QLinearGlobalAveragePool, with "
+        "Identity/Squeeze/Unsqueeze). OUT.npz holds one array per Result (keyed by the "
+        "Result layer's name) or graph output (keyed by its name); with --layer: output0 "
+        "and, for MaxPool-8/14 and AdaptiveMaxPool-8, output1 (the indices); a layer's other "
+        "computed inputs (MaxUnpool's indices) are given as -i NAME=FILE by tensor name. "
+        "Without -i, inputs are drawn at random and saved beside the output as "
+        "OUT.inputs.npz."
     ),
 )
 
@@ -572,7 +578,8 @@ COMPARE = Command(
         "irpool on the input the runtime gave it, and compare the outputs: errors in "
         "abs/rel/ulp, the worst element, the smallest tolerances that pass; indices exactly. "
         "A mismatch is diagnosed against the other conventions and the known divergences. "
-        "Float means of ONNX models may differ by summation-order rounding (docs/cli.md). "
+        "Float means and reductions may differ by summation order within a bound "
+        "(docs/cli.md); pooling-like layers irpool does not cover are listed as skipped. "
         "Exit 0 all agree, 1 a mismatch, 2 invalid input, 3 the oracle is not installed."
     ),
 )
@@ -662,10 +669,11 @@ def _fixtures_options(p: Any) -> None:
     source = p.add_mutually_exclusive_group()
     source.add_argument(
         "--preset",
-        choices=["smoke", "corners", "full"],
+        choices=["smoke", "corners", "full", "family"],
         default=None,
         help="smoke: one case per op version; corners: every named divergence and the spec "
-        "examples; full: versions x ranks x attributes x element types (default smoke)",
+        "examples; full: versions x ranks x attributes x element types; family: "
+        "AdaptiveAvgPool-8, AdaptiveMaxPool-8 and ReduceMean/Max/Sum/L1/L2 (default smoke)",
     )
     source.add_argument("--grid", metavar="FILE.toml", help="a sweep of your own (TOML)")
     source.add_argument(

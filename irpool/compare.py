@@ -21,12 +21,14 @@ import numpy.typing as npt
 from . import conventions as conv
 from .arrays import mismatches
 from .errors import IrpoolError, OracleRefused, Where
+from .families import FamilyPlan
 from .geometry import PoolPlan, for_dtype
 from .kernel import pool
 from .model import Graph, Layer, format_shape, shape_of
 from .oracles import openvino_rt, refusals
 from .run import declared, pool_held, run_qlinear
 from .shapes import PoolingLayer, infer, pooling_layer
+from .skipped import Skipped, skipped_layers
 
 Array = npt.NDArray[Any]
 SCHEMA = "irpool.compare/1"
@@ -109,6 +111,8 @@ class CompareReport:
     rounding: bool = False
     """Whether float means may differ by summation-order rounding (ONNX models, without
     `exact`)."""
+    skipped: list[Skipped] = field(default_factory=list)
+    """Pooling-like layers not compared (no entry in irpool), with the reason."""
     format: str = "ir"
     """The model's front end: ir or onnx (whose reports speak of nodes)."""
 
@@ -352,6 +356,73 @@ def _agrees(
     return True
 
 
+def _family_values(
+    pl: PoolingLayer,
+    ins: list[Array | None],
+    convention: str,
+    like: np.dtype[Any] | None = None,
+    indices_used: bool | None = None,
+) -> tuple[FamilyPlan, list[Array]]:
+    """A family layer on its inputs under a convention, as the oracle shows it: an f16 layer
+    whose input the oracle held in float32 is computed in float32 and rounded to `like`."""
+    from .run import run_family
+
+    x = ins[0]
+    if like is not None and like == np.float16 and x is not None and x.dtype == np.float32:
+        p, outs = run_family(pl.bound, ins, None, convention, indices_used)
+        with np.errstate(over="ignore"):
+            return p, [outs[0].astype(np.float16), *outs[1:]]
+    return run_family(pl.bound, ins, None, convention, indices_used)
+
+
+def diagnose_family(
+    pl: PoolingLayer,
+    ins: list[Array | None],
+    expected: list[Array],
+    used: FamilyPlan,
+    got: list[Array],
+    atol: float,
+    rtol: float,
+    oracle: str = "openvino",
+) -> Diagnosis:
+    """Which convention reproduces the oracle's numbers for a family layer, and which
+    divergence that is."""
+    from . import divergences
+
+    cells = mismatch_cells(got[0], expected[0]) if got else []
+    family = pl.bound.family
+    assert family is not None
+    matches: list[str] = []
+    reasons: list[str] = []
+    x = ins[0] if ins and ins[0] is not None else np.empty((0,))
+    for name in conv.CONVENTIONS:
+        if name == used.convention:
+            continue
+        try:
+            other, values = _family_values(
+                pl, ins, name, expected[0].dtype, len(expected) > 1 or None
+            )
+        except IrpoolError:
+            continue
+        bound = family.allowance(other, ins, expected[0])
+        if _agrees(values, expected, atol, rtol, bound):
+            matches.append(name)
+            reasons = reasons or divergences.between_family(used, other, x)
+    if matches:
+        who = " and ".join(f"the {m} convention" for m in matches)
+        where = f"; first differing cells (spatial): {cells}" if cells else ""
+        text = f"{who} reproduces {oracle}'s numbers: {'; '.join(reasons)}{where}"
+    else:
+        known = divergences.touched_family(used, x)
+        hint = f"; the input exercises {', '.join(known)}" if known else ""
+        text = (
+            f"no convention reproduces {oracle}'s numbers (first differing cells: {cells})"
+            f"{hint}; if no divergence explains it, this is a runtime bug or an irpool bug: "
+            "please report it"
+        )
+    return Diagnosis(matches, reasons if matches else [], cells, text)
+
+
 def name_divergences(used: PoolPlan, matching: PoolPlan, x: Array) -> list[str]:
     """The known divergences that separate two plans of the same layer (the divergence
     table)."""
@@ -463,12 +534,13 @@ def compare_model(
     pooling = select_layers(graph, infer(graph).pooling, layers)
     names = [pl.layer.name for pl in pooling if pl.layer.name]
     skipped: dict[str, str] = {}
+    unrun: str | None = None
     if onnx_graph:
         fallback: list[str] = []
         try:
             probed, missing = _probe_onnx(graph, pooling, inputs, fallback)
         except Unrunnable as e:
-            raise OracleRefused(str(e), Where(file=graph.path)) from None
+            probed, missing, unrun = {}, [], str(e)
         oracle = (
             fallback[0] if fallback else f"onnxruntime {onnxruntime_rt.load()[1].__version__} CPU"
         )
@@ -494,6 +566,10 @@ def compare_model(
         rounding=onnx_graph and not exact,
         format=graph.format,
     )
+    oracle_name = "openvino"
+    if onnx_graph:
+        reference = report.openvino.startswith("onnx ")
+        oracle_name = "onnx's reference evaluator" if reference else "onnxruntime"
     order = {la.index: i for i, la in enumerate(graph.topological())}
     pooling = sorted(pooling, key=lambda pl: order.get(pl.layer.index, 0))
     # onnxruntime pools f16 in float32 and drops the casts between two pooling nodes, so the
@@ -511,8 +587,15 @@ def compare_model(
         if pl.layer.name in skipped:
             result.notes.append(skipped[pl.layer.name])
         allowance = None
+        x = ins[0] if ins else np.empty((0,))
         try:
-            if pl.spec.kind == "qlinear":
+            if pl.bound.family is not None:
+                like = outs[0].dtype if outs else None
+                # the probe asks openvino for every output: an indices output is read there
+                fused, got = _family_values(pl, list(ins), cv, like, len(outs) > 1 or None)
+                if outs and (report.rounding or not exact):
+                    allowance = pl.bound.family.allowance(fused, list(ins), outs[0])
+            elif pl.spec.kind == "qlinear":
                 used, q = run_qlinear(pl.bound, list(ins), cv)
                 got = [q]
             else:
@@ -557,19 +640,21 @@ def compare_model(
                 )
             result.outputs.append(c)
         result.passed = all(o.passed for o in result.outputs)
-        if pl.spec.kind != "qlinear":
+        if pl.spec.kind != "qlinear" and pl.bound.family is None:
             result.plans = layer_plans(pl, x, len(outs) > 1)
-        known = _reference_known_wrong(pl, x) if report.runtime == "onnx-reference" else None
+        known = None
+        if report.runtime == "onnx-reference" and pl.bound.family is None:
+            known = _reference_known_wrong(pl, x)
         if known:
             result.notes.append(
                 f"onnx's reference evaluator is known to compute this node otherwise ({known}); "
                 "a difference here is the evaluator's, not irpool's (docs/divergences.md)"
             )
-        if not result.passed and pl.spec.kind != "qlinear":
-            oracle_name = {
-                "onnxruntime": "onnxruntime",
-                "onnx-reference": "onnx's reference evaluator",
-            }.get(report.runtime, "openvino")
+        if not result.passed and pl.bound.family is not None:
+            result.diagnosis = diagnose_family(
+                pl, list(ins), outs, fused, got, atol, rtol, oracle_name
+            )
+        elif not result.passed and pl.spec.kind != "qlinear":
             result.diagnosis = diagnose(
                 pl, x, outs, used, got, atol, rtol, oracle_name, rounding=onnx_graph
             )
@@ -587,6 +672,12 @@ def compare_model(
             break
     if progress:
         progress(len(pooling), len(pooling), "")
+    if not layers:
+        report.skipped = skipped_layers(graph)
+    if onnx_graph and unrun is not None:
+        report.skipped += [
+            Skipped(pl.layer.label, pl.spec.label, pl.layer.line, unrun) for pl in pooling
+        ]
     return report
 
 
@@ -732,8 +823,15 @@ def format_report(report: CompareReport) -> str:
             lines.append(f"          diagnosis: {layer.diagnosis.text}")
     for name in report.missing:
         lines.append(f'  skip  {word} "{name}": not in {who}\'s model (it reaches no output)')
+    for sk in report.skipped:
+        where = f"{report.path}:{sk.line}" if sk.line is not None else report.path
+        lines.append(f'  skip  {where}: {word} "{sk.layer}" ({sk.op}): not compared: {sk.reason}')
     n_bad = sum(1 for layer in report.layers if not layer.passed)
-    summary = f"{report.path}: {len(report.layers)} pooling {word}(s) compared, {n_bad} differ"
+    n_skipped = len(report.missing) + len(report.skipped)
+    summary = (
+        f"{report.path}: {len(report.layers)} pooling {word}(s) compared, {n_bad} differ, "
+        f"{n_skipped} skipped"
+    )
     first = report.first_divergence
     if first is not None:
         summary += f'; first diverging {word} in topological order: "{first.layer}"'
@@ -786,6 +884,13 @@ def to_json(report: CompareReport) -> dict[str, Any]:
         "first_diverging_layer": report.first_divergence.layer if report.first_divergence else None,
         "missing_in_openvino": report.missing,
         "missing_in_oracle": report.missing,
+        "skipped": [
+            *[
+                {"layer": name, "type": None, "line": None, "reason": "not in the runtime's model"}
+                for name in report.missing
+            ],
+            *[sk.to_json() for sk in report.skipped],
+        ],
         "layers": [
             {
                 "layer": layer.layer,

@@ -30,11 +30,13 @@ from .compare import (
     select_layers,
 )
 from .errors import IrpoolError, OracleMissing, OracleRefused, UsageError
+from .families import FamilyPlan
 from .geometry import PoolPlan
 from .model import Graph
 from .ops import REGISTRY
 from .oracles import openvino_rt, refusals
 from .shapes import PoolingLayer, infer
+from .skipped import Skipped, skipped_layers
 
 Array = npt.NDArray[Any]
 SCHEMA = "irpool.convert-report/2"
@@ -62,6 +64,10 @@ class NodeReport:
     asked)."""
     openvino_attributes: dict[str, str] = field(default_factory=dict)
     """Every attribute of the pooling op openvino placed for the node, as an IR writes it."""
+    refused: str | None = None
+    """openvino's front end refuses to convert the node (its words)."""
+    skipped: str | None = None
+    """Why the node was not compared (it is not converted or compared at all)."""
 
     @property
     def divergence_id(self) -> str | None:
@@ -81,6 +87,8 @@ class ConvertReport:
     atol: float = 0.0
     rtol: float = 0.0
     rounding: bool = True
+    skipped_layers: list[Skipped] = field(default_factory=list)
+    """Pooling-like nodes irpool has no entry for, with the reason."""
 
     def to_json(self) -> dict[str, Any]:
         """The report as `--json` prints it (schema irpool.convert-report/2)."""
@@ -104,6 +112,18 @@ def _divergence(pl: PoolingLayer, comparisons: list[OutputComparison], ov_layer:
         openvino_layer=ov_layer,
     )
     return in_conversion(facts)
+
+
+def _family_divergence(used: FamilyPlan, x: Array) -> str | None:
+    """The divergence a family node's input exercises that can separate openvino's
+    conversion from onnxruntime (NaN and -inf in a global max, summation orders)."""
+    from .divergences import BY_ID, touched_family
+
+    found = touched_family(used, x)
+    for key in ("D20", "D17", "D18", "D19", "D23", "D31"):
+        if key in found:
+            return f"{key}: {BY_ID[key].title}"
+    return None
 
 
 @dataclass
@@ -165,8 +185,15 @@ def _key(output: Any) -> tuple[str, int]:
 
 def _onnx_meaning(
     pl: PoolingLayer, ins: list[Array | None], like: np.dtype[Any] | None
-) -> tuple[PoolPlan, list[Array], Array]:
+) -> tuple[PoolPlan | FamilyPlan, list[Array], Array]:
     """The node under irpool's onnx convention: (plan, outputs, the input the plan ran on)."""
+    if pl.bound.family is not None:
+        from .compare import _family_values
+
+        fused, outs = _family_values(pl, ins, "onnx", like)
+        x = ins[0]
+        assert x is not None
+        return fused, outs, x
     if pl.spec.kind == "qlinear":
         from .run import run_qlinear
 
@@ -194,8 +221,11 @@ def convert_report(
     `exact`."""
     openvino_rt.load()
     pooling = select_layers(graph, infer(graph).pooling, layers)
-    with refusals("openvino", graph.path):
-        converted = openvino_rt.convert(graph.path)
+    try:
+        with refusals("openvino", graph.path):
+            converted = openvino_rt.convert(graph.path)
+    except OracleRefused as e:
+        return _not_converted(graph, pooling, inputs, atol, rtol, exact, e.message)
     by_tensor: dict[str, Any] = {}
     for op in converted.get_ordered_ops():
         for out in op.outputs():
@@ -216,9 +246,46 @@ def convert_report(
     report = ConvertReport(
         graph.path, openvino_rt.version(), [], atol=atol, rtol=rtol, rounding=not exact
     )
+    if not layers:
+        report.skipped_layers = skipped_layers(graph)
     checked = _ask_onnxruntime(graph, pooling, inputs, atol, rtol, exact, report)
     for node in nodes:
         report.nodes.append(_node_report(graph, node, values, atol, rtol, exact, checked))
+    return report
+
+
+def _not_converted(
+    graph: Graph,
+    pooling: list[PoolingLayer],
+    inputs: Mapping[str, Array],
+    atol: float,
+    rtol: float,
+    exact: bool,
+    refusal: str,
+) -> ConvertReport:
+    """openvino refuses to convert the model (MaxUnpool and QLinearGlobalAveragePool have no
+    conversion rule): every pooling node is reported, the ones openvino names as refused, the
+    others as not compared; onnxruntime still checks what each node means."""
+    reason = refusal.removeprefix("openvino refused the model: ").lstrip("- ").strip()
+    report = ConvertReport(
+        graph.path, openvino_rt.version(), [], atol=atol, rtol=rtol, rounding=not exact
+    )
+    report.notes.append(f"openvino refused to convert the model: {reason}")
+    report.skipped_layers = skipped_layers(graph)
+    checked = _ask_onnxruntime(graph, pooling, inputs, atol, rtol, exact, report)
+    for pl in pooling:
+        layer = pl.layer
+        node = NodeReport(layer.label, pl.spec.label, dict(layer.attrs), "not converted")
+        names = {f"{layer.type}-{pl.spec.since}", f"{layer.domain}.{layer.type}", layer.type}
+        if any(n in reason for n in names):
+            node.refused = reason
+            node.same = False
+        else:
+            node.skipped = (
+                "openvino refused to convert the model (another node), so nothing of it ran"
+            )
+        node.onnxruntime = checked.get(layer.label)
+        report.nodes.append(node)
     return report
 
 
@@ -332,7 +399,11 @@ def _node_report(
         expected = want[k]
         exact_k = k > 0 or expected.dtype.kind in "iu"
         allowance = None
-        if k == 0 and not exact and pl.spec.kind != "qlinear":
+        if k == 0 and not exact and isinstance(used, FamilyPlan):
+            assert pl.bound.family is not None
+            allowance = pl.bound.family.allowance(used, ins, expected)
+        elif k == 0 and not exact and pl.spec.kind != "qlinear":
+            assert isinstance(used, PoolPlan)
             allowance = rounding_bound(used, x, expected)
         c = compare_arrays(
             "values" if k == 0 else "indices", got, expected, atol, rtol, exact_k, allowance
@@ -346,6 +417,8 @@ def _node_report(
     converted_same = not report.missing and all(c.passed for c in report.outputs)
     if not converted_same:
         report.divergence = _divergence(pl, report.outputs, ov_layer)
+        if isinstance(used, FamilyPlan) and report.divergence.startswith("no known"):
+            report.divergence = _family_divergence(used, x) or report.divergence
         first = report.outputs[0] if report.outputs else None
         if first is not None and first.shape_ok:
             report.cells = mismatch_cells(values[(*_key(node.outputs[0]), False)], want[0])
@@ -359,8 +432,15 @@ def format_report(report: ConvertReport) -> str:
     ]
     lines.extend(f"  note: {note}" for note in report.notes)
     for n in report.nodes:
-        status = "same" if n.same else "DIFF"
+        status = "skip" if n.skipped else "same" if n.same else "DIFF"
         lines.append(f'  {status}  node "{n.node}" ({n.op}) -> {n.openvino_layer}')
+        if n.refused:
+            lines.append(
+                f"          openvino refuses to convert it ({n.refused}); irpool runs it "
+                "(irpool run), onnxruntime too"
+            )
+        if n.skipped:
+            lines.append(f"          not compared: {n.skipped}")
         if n.error:
             lines.append(f"          irpool cannot compute the node: {n.error}")
         for c in n.outputs:
@@ -376,10 +456,15 @@ def format_report(report: ConvertReport) -> str:
             lines.append(f"          {n.divergence}")
         if n.onnxruntime:
             lines.append(f"          onnxruntime: {n.onnxruntime}")
-    bad = sum(1 for n in report.nodes if not n.same)
+    bad = sum(1 for n in report.nodes if not n.same and not n.skipped)
+    skipped = sum(1 for n in report.nodes if n.skipped) + len(report.skipped_layers)
+    lines.extend(
+        f'  skip  node "{sk.layer}" ({sk.op}): not compared: {sk.reason}'
+        for sk in report.skipped_layers
+    )
     lines.append(
         f"{report.path}: {len(report.nodes)} pooling node(s), {bad} computed differently "
-        "after conversion"
+        f"after conversion, {skipped} skipped"
     )
     return "\n".join(lines)
 
@@ -426,6 +511,7 @@ def to_json(report: ConvertReport) -> dict[str, Any]:
         "summation_rounding": report.rounding,
         "same": report.same,
         "notes": report.notes,
+        "skipped": [sk.to_json() for sk in report.skipped_layers],
         "nodes": [
             {
                 "node": n.node,
@@ -442,6 +528,8 @@ def to_json(report: ConvertReport) -> dict[str, Any]:
                 "cells": [list(c) for c in n.cells],
                 "missing_tensors": n.missing,
                 "onnxruntime": n.onnxruntime,
+                "openvino_refused": n.refused,
+                "skipped": n.skipped,
                 "outputs": [_output_json(c) for c in n.outputs],
                 "openvino_attributes": n.openvino_attributes,
             }

@@ -1,6 +1,6 @@
 """The divergences between runtimes, as one table, and the matrix of docs/divergences.md.
 
-Every known divergence (D1 ... D16, and two switches without a number) is one `Divergence`
+Every known divergence (D1 ... D35, and two switches without a number) is one `Divergence`
 record: its id, what differs, the systems it separates, the measured story, and the conditions
 under which it shows:
 
@@ -36,6 +36,11 @@ import numpy.typing as npt
 from . import conventions as conv
 from .cases import CASES, Case, ir_net
 from .errors import IrpoolError
+from .families import FamilyPlan
+from .families.adaptive import AdaptivePlan
+from .families.lp import LpPlan
+from .families.reduce import ReducePlan
+from .families.unpool import UnpoolPlan
 from .frontends.ir_xml import parse_text
 from .geometry import PoolParams, PoolPlan, plan, same_pads
 from .kernel import empty_windows, pool
@@ -74,6 +79,10 @@ class Divergence:
     shape: Callable[[PoolParams], str | None] | None = None
     explained: str = ""
     """What a fixture that exercises it shows (the fixtures' index.json lists these)."""
+    family_touched: Callable[[FamilyPlan, Array | None], bool] | None = None
+    """The family layer (adaptive, reduction, Lp, unpooling) and input exercise it."""
+    family_between: Callable[[FamilyPlan, FamilyPlan, Array], str | None] | None = None
+    """It separates two plans of one family layer (a compare diagnosis)."""
 
 
 def _title(convention: str) -> str:
@@ -260,6 +269,171 @@ def _empty_between(used: PoolPlan, other: PoolPlan, x: Array) -> str | None:
 def _narrow_between(used: PoolPlan, other: PoolPlan, x: Array) -> str | None:
     if used.narrow_64bit != other.narrow_64bit and x.dtype.itemsize == 8:
         return "openvino's CPU plugin runs float64 as float32 and int64 as int32"
+    return None
+
+
+# -- the pooling families (D17 ...): predicates on family plans -------------------------------
+
+
+def _has(x: Array | None, test: Callable[[Array], Array]) -> bool:
+    if x is None or x.size == 0:
+        return False
+    floating = x.dtype.kind == "f" or x.dtype.name == "bfloat16"
+    return floating and bool(test(x.astype(np.float32)).any())
+
+
+def _nan(x: Array | None) -> bool:
+    return _has(x, np.isnan)
+
+
+def _reduce_max(p: FamilyPlan) -> bool:
+    return isinstance(p, ReducePlan) and p.kind == "max"
+
+
+def _d17_touched(p: FamilyPlan, x: Array | None) -> bool:
+    return _reduce_max(p) and isinstance(p, ReducePlan) and p.order == "ov_jit" and _nan(x)
+
+
+def _nan_rules(p: FamilyPlan) -> str | None:
+    if isinstance(p, ReducePlan) and p.kind == "max":
+        return p.nan_max
+    if isinstance(p, AdaptivePlan) and p.reduce == "max":
+        return p.max_rule
+    return None
+
+
+def _d18_touched(p: FamilyPlan, x: Array | None) -> bool:
+    return _nan_rules(p) is not None and _nan(x)
+
+
+def _d18_between(used: FamilyPlan, other: FamilyPlan, x: Array) -> str | None:
+    a, b = _nan_rules(used), _nan_rules(other)
+    if a is None or a == b or not _nan(x):
+        return None
+    first = "D17" if "maxps" in (a, b) and isinstance(used, ReducePlan) else "D18"
+    return (
+        f"{first}: NaN in a global max ({_title(other.convention)}: {b}; "
+        f"{_title(used.convention)}: {a})"
+    )
+
+
+def _d19_touched(p: FamilyPlan, x: Array | None) -> bool:
+    if not _reduce_max(p):
+        return False
+    assert isinstance(p, ReducePlan)
+    return p.count == 0 or _has(x, lambda v: np.isneginf(v))
+
+
+def _d19_between(used: FamilyPlan, other: FamilyPlan, x: Array) -> str | None:
+    if not (isinstance(used, ReducePlan) and isinstance(other, ReducePlan)):
+        return None
+    if used.kind != "max" or used.empty == other.empty or not _d19_touched(used, x):
+        return None
+    return "D19: an all -inf (or empty) max: the lowest float (openvino, MLAS) or -inf"
+
+
+def _partial_lp(p: FamilyPlan) -> bool:
+    """An Lp window that reaches past the input with no pads (the ceil overhang)."""
+    if not isinstance(p, LpPlan):
+        return False
+    w = p.window
+    if any(a.pad_begin or a.pad_end for a in w.axes):
+        return False
+    return any((a.out - 1) * a.stride + a.k_eff > a.size for a in w.axes)
+
+
+def _d20_between(used: FamilyPlan, other: FamilyPlan, x: Array) -> str | None:
+    if not (isinstance(used, LpPlan) and isinstance(other, LpPlan)):
+        return None
+    scaled = {"openvino", "torch"}
+    if _partial_lp(used) and (used.rule in scaled) != (other.rule in scaled):
+        return (
+            "D20: a partial ceil window of LpPool: onnxruntime sums its taps inside the input, "
+            "openvino's decomposition and PyTorch scale it by kernel / taps"
+        )
+    return None
+
+
+def _d20_converted(c: Conversion) -> str | None:
+    pads = [int(v) for v in c.attrs.get("pads") or ()]
+    if c.kind == "family" and "p" in c.attrs and c.attrs.get("ceil_mode") and not any(pads):
+        return (
+            f"D20: the node became {c.openvino_layer} exclude-pad=false; with no pads openvino "
+            "divides a partial ceil window by its taps and multiplies by the kernel size, "
+            "onnxruntime sums the taps"
+        )
+    return None
+
+
+def _d21_between(used: FamilyPlan, other: FamilyPlan, x: Array) -> str | None:
+    if not (isinstance(used, LpPlan) and isinstance(other, LpPlan)):
+        return None
+    if (used.rule == "torch") != (other.rule == "torch") and _has(x, lambda v: v < 0):
+        return "D21: PyTorch's lp_pool raises x to p with its sign (no abs)"
+    return None
+
+
+def _d23_touched(p: FamilyPlan, x: Array | None) -> bool:
+    return isinstance(p, ReducePlan) and p.kind == "mean" and p.count == 0
+
+
+def _d25_touched(p: FamilyPlan, x: Array | None) -> bool:
+    return isinstance(p, UnpoolPlan) and p.output_shape != p.default_shape
+
+
+def _d24_between(used: FamilyPlan, other: FamilyPlan, x: Array) -> str | None:
+    if not (isinstance(used, UnpoolPlan) and isinstance(other, UnpoolPlan)):
+        return None
+    if used.layout != other.layout:
+        return (
+            "D24: MaxUnpool indices flat over the tensor (onnxruntime) or within each "
+            "(N, C) plane (PyTorch)"
+        )
+    return None
+
+
+def _d27_touched(p: FamilyPlan, x: Array | None) -> bool:
+    return isinstance(p, ReducePlan) and p.integer_store and p.order == "ov_jit"
+
+
+def _d30_touched(p: FamilyPlan, x: Array | None) -> bool:
+    return isinstance(p, ReducePlan) and not p.axes and p.convention == "openvino"
+
+
+def _d31_between(used: FamilyPlan, other: FamilyPlan, x: Array) -> str | None:
+    if not (isinstance(used, ReducePlan) and isinstance(other, ReducePlan)):
+        return None
+    if used.kind != "max" and used.order != other.order:
+        return f"D31: summation order ({other.order} vs {used.order})"
+    return None
+
+
+def _d32_touched(p: FamilyPlan, x: Array | None) -> bool:
+    if not (isinstance(p, AdaptivePlan) and p.reduce == "mean"):
+        return False
+    return sum(1 for a in p.axes if a.longest > 1) > 1
+
+
+def _d32_between(used: FamilyPlan, other: FamilyPlan, x: Array) -> str | None:
+    if not (isinstance(used, AdaptivePlan) and isinstance(other, AdaptivePlan)):
+        return None
+    if used.reduce == "mean" and used.division != other.division:
+        return (
+            f"D32: adaptive average division ({other.division} vs {used.division}: one "
+            "division by the window volume, or one per axis)"
+        )
+    return None
+
+
+def _d33_touched(p: FamilyPlan, x: Array | None) -> bool:
+    return isinstance(p, AdaptivePlan) and p.indices
+
+
+def _d33_between(used: FamilyPlan, other: FamilyPlan, x: Array) -> str | None:
+    if not (isinstance(used, AdaptivePlan) and isinstance(other, AdaptivePlan)):
+        return None
+    if used.indices and used.index_dtype != other.index_dtype:
+        return f"D33: index type {other.index_dtype} vs {used.index_dtype}"
     return None
 
 
@@ -483,6 +657,178 @@ TABLE: tuple[Divergence, ...] = (
         "the declared pads (1.0); irpool's `onnx` convention follows each version",
     ),
     Divergence(
+        "D17",
+        "openvino ReduceMax loses a NaN in the 16th lane",
+        f"{OV} vs onnxruntime, PyTorch, onnx reference",
+        "x = `[1]*15 + [NaN]` over (2, 3): OpenVINO ReduceMax -3.4028235e38 (the NaN ends lane "
+        "15, the lane tree gives NaN, MAXPS(NaN, lowest) gives lowest); onnxruntime "
+        "GlobalMaxPool NaN, ReduceMax-18 1.0; onnx reference and PyTorch NaN; 17 elements with "
+        "the NaN last: OpenVINO NaN",
+        family_touched=_d17_touched,
+        explained="NaN in openvino's ReduceMax: kept only as the last element of its fold",
+    ),
+    Divergence(
+        "D18",
+        "NaN position rules of a global max",
+        f"{OV} ReduceMax vs onnxruntime GlobalMaxPool vs PyTorch",
+        "`[1, NaN]`: OpenVINO ReduceMax NaN, onnxruntime GlobalMaxPool 1.0, PyTorch NaN, "
+        "OpenVINO AdaptiveMaxPool 1.0 (index 0), torch adaptive max NaN (index 1); "
+        "`[NaN, 1]`: OpenVINO ReduceMax 1.0, GlobalMaxPool 1.0, AdaptiveMaxPool NaN, PyTorch NaN",
+        family_touched=_d18_touched,
+        family_between=_d18_between,
+        explained="NaN in a global or adaptive max: each runtime keeps it in other positions",
+    ),
+    Divergence(
+        "D19",
+        "an all -inf or empty max",
+        f"{OV}, onnxruntime GlobalMaxPool vs PyTorch, onnxruntime ReduceMax",
+        "`[-inf, -inf]`: OpenVINO ReduceMax and onnxruntime GlobalMaxPool -3.4028235e38, "
+        "PyTorch -inf; an empty reduced axis: OpenVINO -3.4e38 (f16 -inf, i32 INT32_MIN), "
+        "onnxruntime ReduceMax -inf, PyTorch refuses",
+        family_touched=_d19_touched,
+        family_between=_d19_between,
+    ),
+    Divergence(
+        "D20",
+        "LpPool's partial ceil window",
+        "onnxruntime vs OpenVINO's conversion, onnx reference, PyTorch",
+        "x = `[1,-2,3,-4,5,-6]`, k3 s2 ceil p2: onnxruntime `[3.7416575, 7.071068, 7.81025]` "
+        "(sqrt 61, taps inside only); OpenVINO (AvgPool-16 ceil_torch exclude-pad=false, x3), "
+        "onnx reference and PyTorch 9.565563 (sqrt(61 * 3 / 2)) last",
+        family_touched=lambda p, x: _partial_lp(p),
+        family_between=_d20_between,
+        converted=_d20_converted,
+        explained="an Lp window reaching past the input without pads: scaled by kernel / taps "
+        "everywhere but onnxruntime",
+    ),
+    Divergence(
+        "D21",
+        "PyTorch's lp_pool uses x^p, not |x|^p",
+        "PyTorch (and OpenVINO's conversion of it) vs onnxruntime, ONNX",
+        "same x, k3 s2: p=1 PyTorch `[2, 4]`, onnxruntime `[6, 12]`; p=3 PyTorch "
+        "`[2.7144177, 4.4479604]`, onnxruntime `[3.3019273, 6.0000005]`; a negative odd-p "
+        "window sum gives NaN",
+        family_between=_d21_between,
+    ),
+    Divergence(
+        "D22",
+        "1-ulp LpPool rounding in onnx's reference evaluator",
+        "onnx reference vs onnxruntime, PyTorch, OpenVINO",
+        "window `[1,-2,3]`, p=2: onnxruntime 3.7416575 (sqrt 14 correctly rounded), reference "
+        "3.7416573 (float32 average x 3 first); compare allows 2 ulp there",
+    ),
+    Divergence(
+        "D23",
+        "a mean over an empty axis",
+        f"{OV}, onnxruntime vs PyTorch, onnx reference",
+        "(1,2,0,3) over (2,3): OpenVINO 0.0, onnxruntime ReduceMean 0.0, PyTorch and the "
+        "reference NaN; onnxruntime GlobalAveragePool refuses ('Only N can be zero')",
+        family_touched=_d23_touched,
+    ),
+    Divergence(
+        "D24",
+        "MaxUnpool after an odd pooled size",
+        "onnxruntime, onnx reference vs PyTorch",
+        "(1,2,5,4), MaxPool k2 s2 indices `[0,2,8,10,20,22,28,30]`, MaxUnpool to the default "
+        "4x4: onnxruntime puts plane 1 in rows 1 and 3 (flat indices of the 5x4 plane); "
+        "PyTorch (per-plane indices) restores them; other values: 'Index value out of bounds. "
+        "Got: 33. Valid range is [0, 32).'",
+        family_between=_d24_between,
+    ),
+    Divergence(
+        "D25",
+        "MaxUnpool's output_shape",
+        "onnxruntime vs onnx reference vs PyTorch",
+        "1x2x5x5 unpooled with output_shape [1,2,5,5]: onnxruntime and PyTorch restore every "
+        "value; the reference fails ('index 33 is out of bounds'); onnxruntime accepts any "
+        "shape of as many elements ([1,2,4,7])",
+        family_touched=_d25_touched,
+        explained="MaxUnpool with an output_shape other than the default",
+    ),
+    Divergence(
+        "D26",
+        "OpenVINO's conversion of MaxUnpool2d (torch.export) wraps invalid indices",
+        "OpenVINO's conversion vs PyTorch",
+        "(1,2,7,7), MaxPool2d(2,2) + MaxUnpool2d(2,2): PyTorch refuses ('Found an invalid max "
+        "index: 37'), OpenVINO writes out.flat[(idx + c*36) mod 72]; traced modules do not "
+        "convert at all",
+    ),
+    Divergence(
+        "D27",
+        "OpenVINO's integer reductions",
+        f"{OV} vs onnxruntime, PyTorch",
+        "u8 `[200]*20` mean: OpenVINO 12 (the sum saturates at 255 in the u8 output buffer); "
+        "i8 `[100,100,-100,-100]` (1,2,2,1) over (1,2): -73; i32 means truncate (ReduceMean) "
+        "where AdaptiveAvgPool rounds half to even; u8 sums >= 32768 written by the scalar "
+        "store become 0",
+        family_touched=_d27_touched,
+        explained="integer reductions in openvino: the running value is stored in the output type",
+    ),
+    Divergence(
+        "D28",
+        "onnxruntime's ReduceMean/ReduceSum depend on buffer alignment",
+        "onnxruntime vs itself",
+        "the same 20 values 4 bytes past a 16-byte boundary: -0.40856114; aligned: "
+        "-0.40856117 (Eigen starts its packets at the first aligned element)",
+    ),
+    Divergence(
+        "D29",
+        "OpenVINO's AdaptivePool with a zero-size spatial input",
+        f"{OV} vs PyTorch",
+        "(1,2,0,5) to [2,3]: OpenVINO returns uninitialised memory; PyTorch refuses; irpool "
+        "refuses, naming both",
+    ),
+    Divergence(
+        "D30",
+        "a reduction with no axes",
+        "OpenVINO shape inference vs its CPU plugin",
+        "ReduceSum-1 axes [] keep_dims=false: shape inference gives the input shape, the CPU "
+        "plugin refuses to compile; keep_dims=true: identity",
+        family_touched=_d30_touched,
+    ),
+    Divergence(
+        "D31",
+        "summation orders of global average pooling",
+        f"{OV} vs onnxruntime vs PyTorch",
+        "OpenVINO: 16-lane chunks and a tree; onnxruntime GlobalAveragePool: 4 lanes; "
+        "ReduceMean: Eigen packets; PyTorch: a cascade; 1x3x7x9: OpenVINO vs onnxruntime "
+        "2.98e-8; all within (n + 1) * eps * mean|x|",
+        family_between=_d31_between,
+    ),
+    Divergence(
+        "D32",
+        "adaptive average divisions",
+        f"{OV} vs PyTorch",
+        "OpenVINO sum / (kh*kw), PyTorch sum / kh / kw (channels_last: vector channels once); "
+        "AdaptiveAvgPool2d((3,3)) on 1x3x7x9: 1 ulp in some cells",
+        family_touched=_d32_touched,
+        family_between=_d32_between,
+        explained="an adaptive average over 2 or 3 axes: one division (openvino) or one per "
+        "axis (PyTorch)",
+    ),
+    Divergence(
+        "D33",
+        "AdaptiveMaxPool's index type and NaN",
+        f"{OV} vs PyTorch",
+        "OpenVINO's CPU plugin computes i32 indices only (i64 does not compile); PyTorch int64; "
+        "with NaN see D18 (OpenVINO keeps a NaN first tap, PyTorch the last NaN)",
+        family_touched=_d33_touched,
+        family_between=_d33_between,
+    ),
+    Divergence(
+        "D34",
+        "GlobalLpPool's conversion needs a static channel count",
+        "OpenVINO's conversion vs onnxruntime",
+        "the ONNX front end splits by C; with C dynamic: 'Conversion is failed for: "
+        "GlobalLpPool-13'; onnxruntime runs it",
+    ),
+    Divergence(
+        "D35",
+        "onnx's reference LpPool drops NaN inputs",
+        "onnx reference vs onnxruntime, PyTorch, OpenVINO",
+        "`[1, NaN, 3]`, k3 p2: reference 3.8729835 (sqrt((1 + 9) / 2 * 3)), the others NaN",
+    ),
+    Divergence(
         "empty-windows",
         "the value of a window with no tap in the input",
         f"{OV} vs {ORT_TORCH}",
@@ -507,6 +853,18 @@ def touched(params: PoolParams, p: PoolPlan, x: Array | None = None) -> list[str
     return [d.id for d in TABLE if d.touched is not None and d.touched(params, p, x)]
 
 
+def touched_family(p: FamilyPlan, x: Array | None = None) -> list[str]:
+    """The ids of the divergences a family layer (and its input, when given) exercises."""
+    return [d.id for d in TABLE if d.family_touched is not None and d.family_touched(p, x)]
+
+
+def between_family(used: FamilyPlan, other: FamilyPlan, x: Array) -> list[str]:
+    """What separates two plans of one family layer, one line per divergence."""
+    found = [d.family_between(used, other, x) for d in TABLE if d.family_between is not None]
+    said = [text for text in found if text]
+    return said or ["the conventions differ in a switch this input does not exercise"]
+
+
 def between(used: PoolPlan, other: PoolPlan, x: Array) -> list[str]:
     """What separates two plans of one layer, one line per divergence (a compare diagnosis)."""
     found = [d.between(used, other, x) for d in TABLE if d.between is not None]
@@ -516,7 +874,7 @@ def between(used: PoolPlan, other: PoolPlan, x: Array) -> list[str]:
 
 def in_conversion(facts: Conversion) -> str:
     """The divergence that explains a node converted unfaithfully (the first that applies)."""
-    order = ("D10b", "D4", "D2c", "D6", "D1")
+    order = ("D10b", "D4", "D2c", "D6", "D1", "D20")
     for key in order:
         rule = BY_ID[key].converted
         said = rule(facts) if rule is not None else None
@@ -589,7 +947,7 @@ def compute(case: Case, system: str) -> list[np.ndarray] | str | None:
     return [values] + ([indices] if indices is not None else [])
 
 
-def _format(values: np.ndarray) -> str:
+def _format(values: np.ndarray, digits: int = 4) -> str:
     flat = values.astype(np.float64).ravel()
 
     def one(v: float) -> str:
@@ -597,17 +955,19 @@ def _format(values: np.ndarray) -> str:
             return "NaN"
         if v == 0 and math.copysign(1, v) < 0:
             return "-0"
-        return f"{v:.4g}"
+        if abs(v) > 1e30:  # a type's lowest value: four digits say which
+            return f"{v:.4g}"
+        return f"{v:.{digits}g}"
 
     return "[" + ", ".join(one(float(v)) for v in flat) + "]"
 
 
-def _cell(result: list[np.ndarray] | str | None) -> str:
+def _cell(result: list[np.ndarray] | str | None, digits: int = 4) -> str:
     if result is None:
         return "-"
     if isinstance(result, str):
         return result
-    text = _format(result[0])
+    text = _format(result[0], digits)
     if len(result) > 1:
         text += f" idx {_format(result[1])}"
     return text
@@ -759,6 +1119,195 @@ def kernel_tables() -> list[str]:
     return lines
 
 
+# -- the pooling families: the same input in each system (D17 ...) ---------------------------
+
+
+@dataclass(frozen=True)
+class FamilyRow:
+    """One family divergence shown on a small input: per system (openvino, onnxruntime,
+    torch), the family layer it runs (family, params) and, for MaxUnpool, its indices."""
+
+    key: str
+    title: str
+    shape: tuple[int, ...]
+    input: tuple[float, ...]
+    systems: Mapping[str, tuple[Any, Any]]
+    dtype: str = "float32"
+    indices: Mapping[str, tuple[int, ...]] | None = None
+    """MaxUnpool: the indices each system's MaxPool gives (flat over the tensor, per plane)."""
+
+
+def _family_rows() -> tuple[FamilyRow, ...]:
+    from .families.adaptive import ADAPTIVE, AdaptiveParams
+    from .families.lp import LP, LpParams
+    from .families.reduce import GLOBAL_MAX, REDUCE_MAX, REDUCE_MEAN, ReduceParams
+    from .families.unpool import UNPOOL, UnpoolParams
+
+    def rmax(keep: bool = False) -> tuple[Any, Any]:
+        return REDUCE_MAX, ReduceParams(op="ReduceMax-1", kind="max", axes=(2, 3), keep=keep)
+
+    gmax = (
+        GLOBAL_MAX,
+        ReduceParams(op="GlobalMaxPool-1", kind="max", axes=(2, 3), keep=True, global_op=True),
+    )
+    amax = (
+        ADAPTIVE,
+        AdaptiveParams(
+            op="AdaptiveMaxPool-8", reduce="max", sizes=(1, 1), indices=True, index_dtype="int32"
+        ),
+    )
+    mean = (REDUCE_MEAN, ReduceParams(op="ReduceMean-1", kind="mean", axes=(2, 3), keep=False))
+
+    def lp(ceil: bool, p: int) -> tuple[Any, Any]:
+        window = onnx_ops.params(
+            onnx_ops.select("AveragePool", "", 19),
+            {"kernel_shape": [3], "strides": [2], "ceil_mode": int(ceil)},
+            3,
+        )
+        return LP, LpParams(op="LpPool-18", p=float(p), window=window)
+
+    unpool = (
+        UNPOOL,
+        UnpoolParams(
+            op="MaxUnpool-11",
+            kernel=(2, 2),
+            strides=(2, 2),
+            pads=((0, 0), (0, 0)),
+            output_shape=None,
+        ),
+    )
+    aavg = (ADAPTIVE, AdaptiveParams(op="AdaptiveAvgPool-8", reduce="mean", sizes=(1, 2)))
+    nan = math.nan
+    inf = math.inf
+    return (
+        FamilyRow(
+            "D17",
+            "NaN in the 16th lane of a max",
+            (1, 1, 1, 16),
+            (1,) * 15 + (nan,),
+            {"openvino": rmax(), "onnxruntime": gmax, "torch": rmax()},
+        ),
+        FamilyRow(
+            "D18",
+            "global max of [1, NaN]",
+            (1, 1, 1, 2),
+            (1, nan),
+            {"openvino": rmax(), "onnxruntime": gmax, "torch": rmax()},
+        ),
+        FamilyRow(
+            "D18-first",
+            "global max of [NaN, 1]",
+            (1, 1, 1, 2),
+            (nan, 1),
+            {"openvino": rmax(), "onnxruntime": gmax, "torch": rmax()},
+        ),
+        FamilyRow(
+            "D18-adaptive",
+            "adaptive max to 1x1 of [1, NaN]",
+            (1, 1, 1, 2),
+            (1, nan),
+            {"openvino": amax, "torch": amax},
+        ),
+        FamilyRow(
+            "D19",
+            "global max of [-inf, -inf]",
+            (1, 1, 1, 2),
+            (-inf, -inf),
+            {"openvino": rmax(), "onnxruntime": gmax, "torch": rmax()},
+        ),
+        FamilyRow(
+            "D20",
+            "LpPool k3 s2 ceil p2 (a partial last window)",
+            (1, 1, 6),
+            (1, -2, 3, -4, 5, -6),
+            {"openvino": lp(True, 2), "onnxruntime": lp(True, 2), "torch": lp(True, 2)},
+        ),
+        FamilyRow(
+            "D21",
+            "LpPool k3 s2 p1 (signed power)",
+            (1, 1, 6),
+            (1, -2, 3, -4, 5, -6),
+            {"openvino": lp(False, 1), "onnxruntime": lp(False, 1), "torch": lp(False, 1)},
+        ),
+        FamilyRow(
+            "D23",
+            "mean over an empty axis",
+            (1, 2, 0, 3),
+            (),
+            {"openvino": mean, "onnxruntime": mean, "torch": mean},
+        ),
+        FamilyRow(
+            "D24",
+            "MaxUnpool k2 s2 of a 5x4 pooling (plane 1 of two)",
+            (1, 2, 2, 2),
+            (10, 11, 12, 13, 20, 21, 22, 23),
+            {"onnxruntime": unpool, "torch": unpool},
+            indices={"onnxruntime": (0, 2, 8, 10, 20, 22, 28, 30), "torch": (0, 2, 8, 10) * 2},
+        ),
+        FamilyRow(
+            "D27",
+            "u8 mean of 20 x 200",
+            (1, 1, 4, 5),
+            (200,) * 20,
+            {"openvino": mean, "onnxruntime": mean, "torch": mean},
+            dtype="uint8",
+        ),
+        FamilyRow(
+            "D32",
+            "adaptive average 3x6 -> 1x2 (window sums 5 and 9)",
+            (1, 1, 3, 6),
+            (1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, -1, 1, 1, 1),
+            {"openvino": aavg, "torch": aavg},
+        ),
+    )
+
+
+FAMILY_SYSTEMS = {"openvino": "openvino", "onnxruntime": "onnx", "torch": "torch"}
+
+
+def family_cell(row: FamilyRow, system: str) -> list[np.ndarray] | str | None:
+    """What irpool computes for a family row as `system` would (its convention), a refusal,
+    or None when the system has no such op."""
+    from .kernel.family import execute
+
+    if system not in row.systems:
+        return None
+    family, params = row.systems[system]
+    x = np.array(row.input, dtype=row.dtype).reshape(row.shape)
+    try:
+        p = family.plan(params, x.shape, row.dtype, conv.get(FAMILY_SYSTEMS[system]))
+        ins: list[np.ndarray | None] = [x]
+        if row.indices is not None:
+            ins.append(np.array(row.indices[system], dtype=np.int64).reshape(row.shape))
+        return execute(p, ins)
+    except IrpoolError as e:
+        return f"refuses ({e.message.split(';')[0]})"
+
+
+def family_table() -> list[str]:
+    lines = [
+        "",
+        "## The pooling families",
+        "",
+        "Adaptive pooling, reductions (global pooling), Lp pooling and max unpooling: the same",
+        "small input through each system, computed by irpool's conventions (OpenVINO: the IR op",
+        "or what its converters write; onnxruntime: the ONNX op; PyTorch: the torch function).",
+        "The test suite checks every cell against openvino 2026.4, onnxruntime 1.32 and torch",
+        "2.13 (tests/test_family_divergences.py).",
+        "",
+        "| case | what differs | input | OpenVINO | onnxruntime | PyTorch |",
+        "|---|---|---|---|---|---|",
+    ]
+    for row in FAMILY_ROWS:
+        cells = [_cell(family_cell(row, system), 9) for system, _ in SYSTEMS]
+        data = _format(np.array(row.input, dtype=np.float64)) if row.input else "(empty)"
+        lines.append(f"| {row.key} | {row.title} | {data} | " + " | ".join(cells) + " |")
+    return lines
+
+
+FAMILY_ROWS = _family_rows()
+
+
 def markdown() -> str:
     lines = [
         "# Divergences",
@@ -783,6 +1332,7 @@ def markdown() -> str:
         cells = [_cell(compute(case, system)) for system, _ in SYSTEMS]
         lines.append(f"| {case.key} | {case.title} | " + " | ".join(cells) + " |")
     lines += kernel_tables()
+    lines += family_table()
     lines.append("")
     return "\n".join(lines)
 

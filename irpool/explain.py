@@ -22,6 +22,7 @@ from . import conventions as conv
 from . import divergences
 from .arrays import check_elements
 from .errors import IrpoolError, UsageError, option
+from .families import FamilyPlan
 from .geometry import AxisPlan, PoolPlan, auto_pads_formula, axis_size_formula
 from .kernel import divisor
 from .model import Graph, dims_text, format_shape, numpy_dtype
@@ -83,6 +84,30 @@ class LayerReport:
     """The known divergences this layer exercises (ids of the divergence table)."""
 
 
+@dataclass
+class FamilyReport:
+    """One layer of a pooling family other than windows (adaptive, reductions, Lp, unpooling,
+    quantised global): the plan the kernel receives, in words and JSON."""
+
+    layer: str
+    op: str
+    file: str | None
+    line: int | None
+    convention: str
+    attributes: dict[str, str]
+    input_shape: tuple[int, ...]
+    output_shape: tuple[int, ...]
+    family: str
+    lines: list[str]
+    data: dict[str, Any]
+    conventions: dict[str, str] = field(default_factory=dict)
+    title: str = "pooling"
+    """What the layer does, in words ("adaptive pooling", "reduction", ...)."""
+    notes: list[str] = field(default_factory=list)
+    divergences: list[str] = field(default_factory=list)
+    plan: FamilyPlan | None = None
+
+
 TAPS_SHOWN = 16
 """A first or last window with more taps shows the first and last few of them."""
 NO_WINDOW = "window: none, the output is empty on this axis"
@@ -108,23 +133,6 @@ def _window_span(a: AxisPlan, j: int) -> str:
     return f"window {j}: taps at {shown}"
 
 
-def _taps_between(a: AxisPlan, starts: npt.NDArray[Any], lo: int, hi: int) -> npt.NDArray[Any]:
-    """Per window (given by the position of its first tap): how many of its taps
-    start + t * d (t = 0 .. k-1) lie in [lo, hi)."""
-    d = a.dilation
-    first = np.maximum(0, -((starts - lo) // d))  # ceil((lo - start) / d)
-    stop = np.minimum(a.window, -((starts - hi) // d))  # ceil((hi - start) / d)
-    return np.asarray(np.maximum(0, stop - first))
-
-
-def _starts(a: AxisPlan, j: npt.NDArray[Any]) -> npt.NDArray[Any]:
-    """First-tap positions of windows j, in int64 unless the positions could overflow it."""
-    far = max(abs(a.start(0)), abs(a.start(max(a.out - 1, 0))) + a.k_eff, a.size + abs(a.pad_end))
-    if far >= 1 << 62:
-        return np.asarray([a.start(int(i)) for i in j], dtype=object)
-    return np.asarray(j, dtype=np.int64) * a.stride - a.pad_begin
-
-
 def _classify(a: AxisPlan) -> tuple[list[int], list[int], list[int]]:
     """The windows of an axis that reach into the padding, past pads_end (ceil overhang), and
     those with no tap in the input; vectorised, CHUNK windows at a time."""
@@ -133,12 +141,12 @@ def _classify(a: AxisPlan) -> tuple[list[int], list[int], list[int]]:
     empty: list[int] = []
     for lo in range(0, a.out, CHUNK):
         j = np.arange(lo, min(lo + CHUNK, a.out), dtype=np.int64)
-        starts = _starts(a, j)
+        starts = a.starts(j)
         last = starts + (a.window - 1) * a.dilation
-        in_pad = (starts < 0) | (_taps_between(a, starts, a.size, a.size + a.pad_end) > 0)
+        in_pad = (starts < 0) | (a.taps_between(a.size, a.size + a.pad_end, starts) > 0)
         padded.extend(int(v) for v in j[in_pad])
         overhang.extend(int(v) for v in j[last >= a.size + a.pad_end])
-        empty.extend(int(v) for v in j[_taps_between(a, starts, 0, a.size) == 0])
+        empty.extend(int(v) for v in j[a.taps_between(0, a.size, starts) == 0])
     return padded, overhang, empty
 
 
@@ -257,7 +265,7 @@ def _border_windows(
     inside_at: list[dict[int, int]] = []
     where_at: list[dict[int, str]] = []
     for a, js in zip(p.axes, per_axis, strict=True):
-        counts = _taps_between(a, _starts(a, np.asarray(js, dtype=np.int64)), 0, a.size)
+        counts = a.taps_between(0, a.size, a.starts(np.asarray(js, dtype=np.int64)))
         inside_at.append({j: int(c) for j, c in zip(js, counts, strict=True)})
         where_at.append({j: _where(a, j) for j in js})
     tables = {
@@ -379,6 +387,100 @@ def explain_layer(
     return report
 
 
+def explain_family(
+    pl: PoolingLayer,
+    input_shape: tuple[int, ...],
+    convention: str | None = None,
+    max_elements: int | None = None,
+) -> FamilyReport:
+    """The report of one layer of a pooling family for a static input shape (see
+    explain_layer): its plan under the convention, and what the other conventions make of it."""
+    layer = pl.layer
+    family = pl.bound.family
+    assert family is not None
+    name = convention or pl.bound.convention.name
+    check_elements(tuple(input_shape), "the input", max_elements)
+    dtype = data_dtype(pl)
+    p = pl.bound.family_plan(input_shape, dtype, name)
+    check_elements(p.output_shape, "the output", max_elements)
+    told = family.explain(p)
+    others: dict[str, str] = {}
+    for other in conv.CONVENTIONS:
+        if other == name:
+            continue
+        try:
+            q = pl.bound.family_plan(input_shape, dtype, other)
+            others[other] = f"output {list(q.output_shape)}" + (
+                f"; {q.refused_by}" if q.refused_by else ""
+            )
+        except IrpoolError as e:
+            others[other] = f"refuses: {e.message}"
+    return FamilyReport(
+        layer=layer.label,
+        op=pl.spec.label,
+        file=layer.file,
+        line=layer.line,
+        convention=name,
+        attributes=dict(layer.data),
+        input_shape=tuple(input_shape),
+        output_shape=p.output_shape,
+        family=family.name,
+        lines=told.lines,
+        data=told.data,
+        conventions=others,
+        notes=[*pl.notes, *told.notes],
+        divergences=divergences.touched_family(p),
+        plan=p,
+        title=family.title,
+    )
+
+
+def explain_family_rules(pl: PoolingLayer, convention: str | None = None) -> FamilyReport:
+    """A family layer whose input is not static: its rules and output dims as shape inference
+    gives them (each dim with its formula); the windows and the order of operations need a
+    static input (--input-shape)."""
+    import dataclasses
+
+    layer = pl.layer
+    family = pl.bound.family
+    assert family is not None
+    rank = None if pl.input_shape is None else len(pl.input_shape)
+    params = pl.bound.family_params(rank)
+    out = pl.output_shape
+    first = 0 if out is not None and len(pl.formulas) == len(out) else 2
+    lines = [
+        f"input {format_shape(pl.input_shape)} is not static: the output dims as shape "
+        f"inference gives them, {format_shape(out)}; give --input-shape N,C,... for the "
+        "windows and the order of operations"
+    ]
+    lines += [f"dim {i + first}: {f}" for i, f in enumerate(pl.formulas)]
+    fields = {
+        k: (list(v) if isinstance(v, tuple) else v)
+        for k, v in dataclasses.asdict(params).items()
+        if k not in ("notes", "op") and isinstance(v, (int, float, str, bool, tuple, type(None)))
+    }
+    data = {"family": family.name, "dynamic_input": True, "formulas": list(pl.formulas), **fields}
+
+    def dims(shape: Any) -> tuple[int, ...]:
+        return () if shape is None else tuple(d.declared() for d in shape)
+
+    return FamilyReport(
+        layer=layer.label,
+        op=pl.spec.label,
+        file=layer.file,
+        line=layer.line,
+        convention=convention or pl.bound.convention.name,
+        attributes=dict(layer.data),
+        input_shape=dims(pl.input_shape),
+        output_shape=dims(out),
+        family=family.name,
+        lines=lines,
+        data=data,
+        notes=list(pl.notes),
+        title=family.title,
+    )
+
+
 def _dims(shape: Sequence[int]) -> list[Any]:
     from .model import Dim
 
@@ -391,41 +493,74 @@ def explain_graph(
     convention: str | None = None,
     input_shape: tuple[int, ...] | None = None,
     max_elements: int | None = None,
-) -> list[LayerReport]:
-    """Reports for the named pooling layer, or for all of them (see explain_layer)."""
+) -> list[LayerReport | FamilyReport]:
+    """Reports for the named pooling layer (irpool.lookup), or for all of them (see
+    explain_layer).  A layer whose input irpool's rules leave dynamic gets the shape the model's
+    runtime infers for it (irpool.inputs.pooling_inputs: openvino, or onnx's shape inference)."""
     inference = infer(graph)
     chosen = inference.pooling
     if layer is not None:
         from .compare import select_layers
 
         chosen = select_layers(graph, inference.pooling, [layer])
-    reports = []
+    reports: list[LayerReport | FamilyReport] = []
     runtime: dict[int, Any] | None = None
     for pl in chosen:
         shape = input_shape
-        if shape is None:
-            dims = pl.input_shape
-            if dims is None or not all(d.is_static for d in dims):
-                # the layers before it may be of any type: the model's runtime's shapes
-                from .inputs import pooling_inputs
+        dims = pl.input_shape
+        if shape is None and (dims is None or not all(d.is_static for d in dims)):
+            # the layers before it may be of any type: the model's runtime's shapes
+            from .inputs import pooling_inputs
 
-                runtime = pooling_inputs(graph) if runtime is None else runtime
-                dims = runtime.get(pl.layer.index, dims)
-            if dims is None or not all(d.is_static for d in dims):
+            runtime = pooling_inputs(graph) if runtime is None else runtime
+            dims = runtime.get(pl.layer.index, dims)
+        dynamic = dims is None or not all(d.is_static for d in dims)
+        if shape is None and dynamic and pl.bound.family is not None:
+            reports.append(explain_family_rules(pl, convention))
+            continue
+        if shape is None:
+            if dynamic:
                 raise UsageError(
                     f"the layer's input {format_shape(dims)} is not static; give the model's "
                     f"input shapes ({option('input_shape')}) or the layer's",
                     pl.layer.where(),
                 )
+            assert dims is not None
             shape = tuple(d.lo for d in dims)
         try:
-            reports.append(explain_layer(pl, shape, convention, max_elements))
+            if pl.bound.family is not None:
+                reports.append(explain_family(pl, shape, convention, max_elements))
+            else:
+                reports.append(explain_layer(pl, shape, convention, max_elements))
         except IrpoolError as e:
             raise e.at(pl.layer.where()) from None
     return reports
 
 
-def format_report(r: LayerReport) -> str:
+def format_family(r: FamilyReport) -> str:
+    where = (f"{r.file}:{r.line}" if r.line is not None else r.file) if r.file else "?"
+    conv_title = conv.get(r.convention).title
+    word = "node" if (r.file or "").lower().endswith(".onnx") else "layer"
+    lines = [
+        f'{word} "{r.layer}" ({r.op}) at {where}; convention {r.convention} ({conv_title})',
+        f"  {r.title} {dims_text(r.input_shape)} -> {dims_text(r.output_shape)}",
+        "  attributes: " + " ".join(f'{k}="{v}"' for k, v in r.attributes.items()),
+    ]
+    lines.extend(f"  {line}" for line in r.lines)
+    if r.conventions:
+        shown = "; ".join(f"{k}: {v}" for k, v in r.conventions.items())
+        lines.append(f"  other conventions: {shown}")
+    for key in r.divergences:
+        d = divergences.BY_ID[key]
+        lines.append(f"  divergence {key}: {d.title} ({d.separates})")
+    for note in r.notes:
+        lines.append(f"  note: {note}")
+    return "\n".join(lines)
+
+
+def format_report(r: LayerReport | FamilyReport) -> str:
+    if isinstance(r, FamilyReport):
+        return format_family(r)
     where = (f"{r.file}:{r.line}" if r.line is not None else r.file) if r.file else "?"
     conv_title = conv.get(r.convention).title
     word = "node" if (r.file or "").lower().endswith(".onnx") else "layer"
@@ -478,7 +613,23 @@ def _ranges(values: list[int]) -> str:
     return ", ".join(map(str, values))
 
 
-def to_json(r: LayerReport) -> dict[str, Any]:
+def to_json(r: LayerReport | FamilyReport) -> dict[str, Any]:
+    if isinstance(r, FamilyReport):
+        return {
+            "layer": r.layer,
+            "op": r.op,
+            "file": r.file,
+            "line": r.line,
+            "convention": r.convention,
+            "attributes": r.attributes,
+            "input_shape": list(r.input_shape),
+            "output_shape": list(r.output_shape),
+            **r.data,
+            "text": r.lines,
+            "conventions": r.conventions,
+            "divergences": r.divergences,
+            "notes": r.notes,
+        }
     return {
         "layer": r.layer,
         "op": r.op,
@@ -525,5 +676,37 @@ def to_json(r: LayerReport) -> dict[str, Any]:
         ],
         "conventions": r.conventions,
         "divergences": r.divergences,
+        "plan": plan_json(r.plan) if r.plan is not None else None,
         "notes": r.notes,
     }
+
+
+def plan_json(p: PoolPlan) -> dict[str, Any]:
+    """The plan the kernel executes for this layer, switch by switch (what `run` computes)."""
+    return {
+        "convention": p.convention,
+        "dtype": p.dtype,
+        "compute": p.compute,
+        "reduce": p.reduce,
+        "shape_rule": p.shape_rule,
+        "divisor": p.divisor,
+        "empty": p.empty,
+        "nan_max": p.nan_max if p.reduce == "max" else None,
+        "nan_rule": p.nan_rule if p.reduce == "max" else None,
+        "max_start": _finite(p.max_start) if p.reduce == "max" else None,
+        "empty_value": _finite(p.empty_value) if p.reduce == "max" else None,
+        "sum_order": p.sum_order if p.reduce == "mean" else None,
+        "int_mean": p.int_mean,
+        "integers_in_float32": p.integers_in_float32,
+        "narrow_64bit": p.narrow_64bit,
+        "indices": p.indices,
+        "index_axis": p.index_axis if p.indices else None,
+        "index_dtype": p.index_dtype if p.indices else None,
+        "column_major": p.column_major if p.indices else None,
+        "refusal": p.refusal(p.dtype),
+    }
+
+
+def _finite(value: float | int) -> float | int | str:
+    """A number for JSON: -inf as the string "-inf"."""
+    return value if math.isfinite(value) else str(value)

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 import numpy as np
+import numpy.typing as npt
 
 from . import conventions as conv
 from .conventions import Convention, EmptyIndex, IntMean, NanMax
@@ -244,21 +245,47 @@ class AxisPlan:
     def taps(self, j: int) -> list[int]:
         return [self.start(j) + t * self.dilation for t in range(self.window)]
 
+    def starts(self, j: npt.NDArray[Any] | None = None) -> npt.NDArray[Any]:
+        """First-tap positions of windows j (all windows by default), in int64 unless the
+        positions could overflow it (then Python integers)."""
+        j = np.arange(self.out, dtype=np.int64) if j is None else np.asarray(j)
+        far = max(abs(self.start(0)), abs(self.start(max(self.out - 1, 0))) + self.k_eff)
+        if max(far, self.size + abs(self.pad_end)) >= 1 << 62:
+            return np.asarray([self.start(int(i)) for i in j], dtype=object)
+        return np.asarray(j, dtype=np.int64) * self.stride - self.pad_begin
+
+    def taps_between(
+        self, lo: int, hi: int, starts: npt.NDArray[Any] | None = None
+    ) -> npt.NDArray[Any]:
+        """Per window (given by its first tap's position; all windows by default): how many
+        of its taps start + t * d (t = 0 .. k-1) lie in [lo, hi).  The one count every rule
+        of taps inside the input, the declared pads or the padding derives from."""
+        starts = self.starts() if starts is None else starts
+        d = self.dilation
+        first = np.maximum(0, -((starts - lo) // d))  # ceil((lo - start) / d)
+        stop = np.minimum(self.window, -((starts - hi) // d))  # ceil((hi - start) / d)
+        return np.asarray(np.maximum(0, stop - first))
+
+    def in_input_counts(self) -> npt.NDArray[Any]:
+        """Per window: taps inside the input."""
+        return self.taps_between(0, self.size)
+
+    def declared_counts(self) -> npt.NDArray[Any]:
+        """Per window: taps inside the declared pads (the ceil overhang beyond pad_end not
+        counted)."""
+        return self.taps_between(-self.pad_begin, self.size + self.pad_end)
+
     def in_input(self, j: int) -> int:
-        return sum(1 for p in self.taps(j) if 0 <= p < self.size)
+        return int(self.taps_between(0, self.size, self.starts(np.asarray([j])))[0])
 
     def declared(self, j: int) -> int:
         """Taps within the declared pads (the ceil overhang beyond pad_end not counted)."""
-        return sum(1 for p in self.taps(j) if -self.pad_begin <= p < self.size + self.pad_end)
+        starts = self.starts(np.asarray([j]))
+        return int(self.taps_between(-self.pad_begin, self.size + self.pad_end, starts)[0])
 
     def has_empty(self) -> bool:
         """Whether some window of the axis has no tap inside the input."""
-        start = np.arange(self.out, dtype=np.int64) * self.stride - self.pad_begin
-        inside = np.zeros(self.out, dtype=bool)
-        for t in range(self.window):
-            pos = start + t * self.dilation
-            inside |= (pos >= 0) & (pos < self.size)
-        return not bool(inside.all())
+        return bool((self.in_input_counts() == 0).any())
 
     def tap_range(self, t: int) -> tuple[int, int]:
         """Half-open range of windows j whose tap t lies inside the input."""

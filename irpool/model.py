@@ -314,6 +314,8 @@ class Graph:
     opsets: Mapping[str, int] = field(default_factory=dict, compare=False)
     initializers: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False)
     """ONNX initializers by tensor name (numpy arrays)."""
+    weights: bytes | None = field(default=None, compare=False, repr=False)
+    """The .bin's bytes, when the IR was given in memory (they replace weights_path)."""
     _by_id: dict[int, Layer] = field(default_factory=dict, compare=False, repr=False)
 
     def __post_init__(self) -> None:

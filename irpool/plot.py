@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .errors import OracleMissing, UsageError, option
-from .explain import LayerReport, divisor_at, divisor_table
+from .explain import FamilyReport, LayerReport, divisor_at, divisor_table
 from .files import atomic_write_bytes
 from .geometry import AxisPlan
 from .model import dims_text
@@ -432,8 +432,95 @@ def render(
     return buffer.getvalue()
 
 
-def draw(
-    report: LayerReport, path: str, cells: Sequence[tuple[int, ...]] | None = None, depth: int = 0
+def draw_adaptive(
+    report: FamilyReport, path: str, cells: Sequence[tuple[int, ...]] | None = None, depth: int = 0
 ) -> None:
-    """Write the PNG of a layer to `path` (atomically; see `figure`)."""
+    """A PNG of an adaptive pooling layer: the input grid of the last one or two spatial axes
+    and the window [start, end) of some output cells (corners and centre by default)."""
+    from .families.adaptive import AdaptiveAxis, AdaptivePlan
+
+    plan = report.plan
+    if not isinstance(plan, AdaptivePlan):
+        raise UsageError(
+            f"{option('png')} draws windowed and adaptive pooling layers; {report.op} is a "
+            f"{report.family} layer (its explanation is in the text and --json)"
+        )
+    axes = list(plan.axes)
+    if len(axes) == 3:
+        if not 0 <= depth < axes[0].out:
+            raise UsageError(f"{option('depth')} {depth}: the first axis has {axes[0].out} windows")
+        axes = axes[1:]
+    if any(a.out == 0 or a.size == 0 for a in axes):
+        raise UsageError(f"the output {[a.out for a in axes]} has no window to draw")
+    drawn = [AxisPlan(a.size, 1, 1, 1, 0, 0, a.out) for a in axes]
+    if cells:
+        check_cells(cells, drawn)
+    chosen = [tuple(c) for c in (cells or default_cells(drawn))]
+    if len(axes) == 1:
+        axes = [AdaptiveAxis(1, 1), axes[0]]
+        chosen = [(0, *c) for c in chosen]
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+        from matplotlib.patches import Rectangle
+    except ImportError:
+        raise OracleMissing(
+            f"{option('png')} needs matplotlib; pip install 'irpool[plot]'"
+        ) from None
+    ah, aw = axes
+    fig, ax = plt.subplots(figsize=(WIDTH_IN, WIDTH_IN), dpi=DPI)
+    for row in range(ah.size):
+        for col in range(aw.size):
+            ax.add_patch(
+                Rectangle((col, row), 1, 1, facecolor="white", edgecolor="#999999", linewidth=0.5)
+            )
+    ax.add_patch(Rectangle((0, 0), aw.size, ah.size, fill=False, edgecolor="black", linewidth=1.5))
+    for k, cell in enumerate(chosen):
+        color = COLORS[k % len(COLORS)]
+        i, j = cell[-2], cell[-1]
+        r0, r1 = (int(v) for v in (ah.starts[i], ah.ends[i]))
+        c0, c1 = (int(v) for v in (aw.starts[j], aw.ends[j]))
+        inset = 0.08 * (k % 4)
+        ax.add_patch(
+            Rectangle(
+                (c0 + inset, r0 + inset),
+                c1 - c0 - 2 * inset,
+                r1 - r0 - 2 * inset,
+                facecolor=color,
+                alpha=0.25,
+                edgecolor=color,
+                linewidth=2,
+            )
+        )
+        label = ",".join(map(str, cell if len(plan.axes) > 1 else cell[1:]))
+        ax.text(c0 + 0.1 + inset, r0 + 0.4 + inset, f"out {label}", color=color, fontsize=8)
+    ax.set_xlim(-0.2, aw.size + 0.2)
+    ax.set_ylim(ah.size + 0.2, -0.2)
+    ax.set_aspect("equal")
+    ax.set_xlabel(f"axis {len(plan.input_shape) - 1} position")
+    ax.set_title(
+        f"{report.layer} ({report.op}), {report.convention}: {dims_text(report.input_shape)} "
+        f"\u2192 {dims_text(report.output_shape)}\nwindow i: [floor(i*In/Out), "
+        "ceil((i+1)*In/Out))",
+        fontsize=9,
+    )
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png", dpi=DPI)
+    plt.close(fig)
+    atomic_write_bytes(path, buffer.getvalue())
+
+
+def draw(
+    report: LayerReport | FamilyReport,
+    path: str,
+    cells: Sequence[tuple[int, ...]] | None = None,
+    depth: int = 0,
+) -> None:
+    """Write the PNG of a layer to `path` (atomically; see `figure`); an adaptive pooling layer
+    (a FamilyReport) is drawn by draw_adaptive."""
+    if isinstance(report, FamilyReport):
+        draw_adaptive(report, path, cells, depth)
+        return
     atomic_write_bytes(path, render(report, cells, depth))

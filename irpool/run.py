@@ -26,6 +26,7 @@ from .errors import (
     Where,
     option,
 )
+from .families import FamilyPlan, int_values
 from .frontends.safe_io import read_range
 from .geometry import PoolPlan
 from .kernel import integers_as_float32, pool, round_to_integer
@@ -45,6 +46,18 @@ class RunResult:
     outputs: dict[str, Array] = field(default_factory=dict)
     tensors: dict[str, Array] = field(default_factory=dict)
     plans: dict[str, PoolPlan] = field(default_factory=dict)
+    family_plans: dict[str, FamilyPlan] = field(default_factory=dict)
+    """The plan of each layer of another pooling family (adaptive, reductions, ...)."""
+    order: list[str] = field(default_factory=list)
+    """Every pooling layer's label, in the order the layers ran."""
+
+    def all_plans(self) -> dict[str, PoolPlan | FamilyPlan]:
+        """The plan of every pooling layer (windowed or of another family), in run order."""
+        found: dict[str, PoolPlan | FamilyPlan] = {}
+        for label in self.order:
+            found[label] = self.plans.get(label) or self.family_plans[label]
+        return found
+
     bound: dict[str, Bound] = field(default_factory=dict)
     """Each pooling layer as `bind` made it (by label)."""
     inputs: dict[str, Array] = field(default_factory=dict)
@@ -245,11 +258,14 @@ def read_const(graph: Graph, layer: Layer) -> Array:
 
     et, shape, offset, size = const_layout(graph, layer)
     dtype = numpy_dtype(et, layer.where())
-    assert graph.weights_path is not None
-    try:
-        data = read_range(graph.weights_path, offset, size, "weights")
-    except IrpoolError as e:
-        raise e.at(layer.where()) from None
+    if graph.weights is not None:
+        data = graph.weights[offset : offset + size]
+    else:
+        assert graph.weights_path is not None
+        try:
+            data = read_range(graph.weights_path, offset, size, "weights")
+        except IrpoolError as e:
+            raise e.at(layer.where()) from None
     count = math.prod(shape)
     values: Array = np.frombuffer(data[: count * dtype.itemsize], dtype=dtype)
     return np.asarray(values.reshape(shape).copy())
@@ -287,6 +303,73 @@ def run_pooling(
     except IrpoolError as e:
         raise e.at(layer.where()) from None
     return p, [values] + ([indices] if indices is not None else [])
+
+
+def run_family(
+    bound: Bound,
+    ins: list[Array | None],
+    limit: int | None = None,
+    convention: str | None = None,
+    indices_used: bool | None = None,
+) -> tuple[FamilyPlan, list[Array]]:
+    """Run one bound layer of a pooling family on its inputs (in order; None where an optional
+    one is missing): its plan and outputs.  The integer values of its value inputs (an
+    adaptive pool's size, ...) come from `ins` where given, else from the file's constants."""
+    from .kernel.family import execute
+
+    layer = bound.layer
+    family = bound.family
+    assert family is not None
+    require_port_dims(layer)
+    x = ins[0] if ins else None
+    if x is None:
+        raise UsageError(f"{layer.type} has no data input", layer.where())
+    for k in family.data_inputs[1:]:
+        if k >= len(ins) or ins[k] is None:
+            name = (
+                layer.inputs[k].names[0]
+                if k < len(layer.inputs) and layer.inputs[k].names
+                else f"input {k}"
+            )
+            raise UsageError(
+                f"{bound.spec.label} needs its input {k} ({name}), which is computed, not a "
+                "constant: give it as -i NAME=FILE, or run the whole model",
+                layer.where(),
+            )
+    check_dtype(bound, x)
+    given = {}
+    for k in family.value_inputs:
+        value = int_values(ins[k]) if k < len(ins) else None
+        if value is not None:
+            given[k] = value
+    p = bound.family_plan(tuple(x.shape), x.dtype, convention, given, indices_used)
+    check_elements(p.output_shape, f'output of "{layer.label}"', limit, layer.where())
+    try:
+        outs = execute(p, ins)
+    except IrpoolError as e:
+        raise e.at(layer.where()) from None
+    return p, outs
+
+
+def family_held(
+    bound: Bound,
+    ins: list[Array | None],
+    held: np.dtype[Any] | None,
+    limit: int | None = None,
+    convention: str | None = None,
+) -> tuple[FamilyPlan, list[Array], np.dtype[Any] | None]:
+    """A family layer as its runtime carries tensors between layers (see pool_held): an f16
+    tensor held in float32 is pooled in float32 and its output stays held; an integer tensor
+    held in float32 is rounded to its declared type first."""
+    x = ins[0]
+    holds: np.dtype[Any] | None = None
+    if x is not None and held is not None:
+        if held.kind in "iu":
+            x = declared(x, held)
+        else:
+            x, holds = x.astype(np.float32), held
+    p, outs = run_family(bound, [x, *ins[1:]], limit, convention)
+    return p, outs, holds
 
 
 def pool_held(
@@ -391,6 +474,7 @@ def run_graph(
         if role not in ("parameter", "const") and not ins:
             raise IrParseError(f"{layer.type} has no connected input", layer.where())
         holds: np.dtype[Any] | None = None  # output 0's declared type, if held in float32
+        hold_all = False  # every output is held so (glue), not only output 0
         incoming = held.get(first_key) if first_key else None
         if role == "parameter":
             outs = [bound_inputs[layer.index]]
@@ -414,7 +498,23 @@ def run_graph(
         elif role == "reshape":
             spec = REGISTRY.spec(layer)
             assert spec is not None and spec.execute is not None
-            outs = spec.execute(layer, ins)
+            outs = _glue(spec.execute, layer, optional)
+            if incoming is not None and incoming.kind == "f" and not onnx_model:
+                holds, hold_all = incoming, True
+        elif role == "elementwise":
+            # computed in the type it is held in: an f16 tensor held in float32 stays so
+            # (openvino runs an f16 graph in float32 at f32 precision), an integer one is
+            # rounded to its declared type first
+            spec = REGISTRY.spec(layer)
+            assert spec is not None and spec.execute is not None
+            keys = _input_keys(graph, layer, index_of)
+            ready = [
+                declared(v, held[k]) if v is not None and k in held and held[k].kind in "iu" else v
+                for v, k in zip(optional, keys, strict=True)
+            ]
+            outs = _glue(spec.execute, layer, ready)
+            if any(k in held and held[k].kind == "f" for k in keys if k is not None):
+                holds, hold_all = f16, True
         elif role == "result":
             name = layer.name or layer.label
             out = declared(ins[0], incoming, v10)
@@ -423,19 +523,45 @@ def run_graph(
         else:
             bound = bind(graph, layer, convention)
             result.bound[layer.label] = bound
-            if bound.spec.kind == "qlinear":
+            result.order.append(layer.label)
+            if bound.family is not None:
+                fp, outs, holds = family_held(bound, optional, incoming, limit, convention)
+                result.family_plans[layer.label] = fp
+            elif bound.spec.kind == "qlinear":
                 p, q = run_qlinear(bound, optional, convention)
                 outs = [q]
+                result.plans[layer.label] = p
             else:
                 p, outs, holds = pool_held(bound, ins[0], incoming, limit, hold_int)
-            result.plans[layer.label] = p
+                result.plans[layer.label] = p
         for number, (port, array) in enumerate(zip(layer.outputs, outs, strict=False)):
             key = (layer.index, port.id)
             values[key] = array
-            if holds is not None and number == 0:
+            if holds is not None and (number == 0 or hold_all):
                 held[key] = holds
             result.tensors[f"{layer.label}:{port.id}"] = declared(array, held.get(key), v10)
     return result
+
+
+def _input_keys(
+    graph: Graph, layer: Layer, index_of: Mapping[int | None, int]
+) -> list[tuple[int, int] | None]:
+    """The (layer index, port) that feeds each input of a layer (None: no edge)."""
+    keys: list[tuple[int, int] | None] = []
+    for port in layer.inputs:
+        assert layer.id is not None
+        edge = graph.producer(layer.id, port.id)
+        keys.append(None if edge is None else (index_of[edge.from_layer], edge.from_port))
+    return keys
+
+
+def _glue(execute: Any, layer: Layer, ins: list[Array | None]) -> list[Array]:
+    """A glue layer's outputs; its errors name the layer."""
+    try:
+        outs: list[Array] = execute(layer, [a for a in ins if a is not None])
+    except IrpoolError as e:
+        raise e.at(layer.where()) from None
+    return outs
 
 
 def declared(array: Array, held: np.dtype[Any] | None, v10: bool = False) -> Array:
@@ -493,6 +619,20 @@ def find_layer(graph: Graph, name: str) -> Layer:
     return find(graph, name, [la for la in graph.layers if REGISTRY.is_pooling(la)])
 
 
+def layer_inputs(bound: Bound, x: Array, extra: Mapping[str, Array]) -> list[Array | None]:
+    """The inputs of a family layer run alone: x, then each other input from `extra` (by its
+    tensor name, its producer's name, or `inputN`), else the file's constant."""
+    layer = bound.layer
+    ins: list[Array | None] = [x]
+    for k, port in enumerate(layer.inputs[1:], start=1):
+        names = [*port.names, f"input{k}"]
+        given = next((extra[n] for n in names if n in extra), None)
+        if given is None and k < len(bound.constants):
+            given = bound.constants[k]
+        ins.append(given)
+    return ins
+
+
 def run_layer(
     graph: Graph,
     name: str,
@@ -500,13 +640,15 @@ def run_layer(
     convention: str | None = None,
     cast: bool = False,
     limit: int | None = None,
-) -> tuple[PoolPlan, dict[str, Array]]:
-    """Run one pooling layer of any IR on x: {'output0': values, 'output1': indices}."""
+    extra: Mapping[str, Array] | None = None,
+) -> tuple[PoolPlan | FamilyPlan, dict[str, Array]]:
+    """Run one pooling layer of any IR on x: {'output0': values, 'output1': indices}; a layer
+    with other computed inputs (MaxUnpool's indices) takes them from `extra` by name."""
     layer = find_layer(graph, name)
     if not REGISTRY.is_pooling(layer):
+        known = ", ".join(REGISTRY.families("openvino") + REGISTRY.families("ai.onnx"))
         raise UsageError(
-            f"the layer is a {layer.type}; one layer runs only if it pools (AvgPool, MaxPool, "
-            "AveragePool, QLinearAveragePool)",
+            f"the layer is a {layer.type}; one layer runs only if it pools ({known}, ...)",
             layer.where(),
         )
     if layer.inputs and layer.inputs[0].element_type:
@@ -524,6 +666,10 @@ def run_layer(
                     layer.where(),
                 )
     bound = bind(graph, layer, convention)
+    if bound.family is not None:
+        ins = layer_inputs(bound, x, extra or {})
+        fp, outs = run_family(bound, ins, limit, convention)
+        return fp, {f"output{i}": a for i, a in enumerate(outs)}
     if bound.spec.kind == "qlinear":
         p, q = run_qlinear(bound, _constant_inputs(graph, layer, x), convention)
         return p, {"output0": q}

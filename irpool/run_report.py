@@ -77,7 +77,7 @@ class RunReport(RunResult, Mapping[str, Array]):
         if self.saved_tensors:
             saved += [{**_array_json(n, a), "intermediate": True} for n, a in self.tensors.items()]
         layers = []
-        for label, plan in self.plans.items():
+        for label, plan in self.all_plans().items():
             la = self.layers.get(label)
             layers.append(
                 {
@@ -88,7 +88,7 @@ class RunReport(RunResult, Mapping[str, Array]):
                     "convention": plan.convention,
                     "input_shape": list(plan.input_shape),
                     "output_shape": list(plan.output_shape),
-                    "plan": plan_to_json(plan),
+                    "plan": plan_to_json(plan) if isinstance(plan, PoolPlan) else _family(plan),
                 }
             )
         return {
@@ -108,6 +108,28 @@ class RunReport(RunResult, Mapping[str, Array]):
 
 def _array_json(name: str, array: Array) -> dict[str, Any]:
     return {"name": name, "dtype": array.dtype.name, "shape": [int(d) for d in array.shape]}
+
+
+def _family(plan: Any) -> dict[str, Any]:
+    """A plan of another family than windowed pooling (irpool.families): its family, and its
+    fields that JSON can hold."""
+    import dataclasses
+
+    out: dict[str, Any] = {"family": plan.family}
+    for f in dataclasses.fields(plan):
+        value = getattr(plan, f.name)
+        if isinstance(value, tuple):
+            value = list(value)
+        if (
+            value is None
+            or isinstance(value, (bool, int, float, str))
+            or (
+                isinstance(value, list)
+                and all(isinstance(v, (bool, int, float, str)) for v in value)
+            )
+        ):
+            out[f.name] = value
+    return out
 
 
 def plan_to_json(plan: PoolPlan) -> dict[str, Any]:
@@ -232,28 +254,30 @@ def execute(
         result = run_graph(graph, arrays, convention, cast, limit)
         report.outputs, report.tensors = result.outputs, result.tensors
         report.plans, report.bound, report.inputs = result.plans, result.bound, dict(arrays)
+        report.family_plans, report.order = result.family_plans, result.order
         report.layers = {la.label: la for la in graph.layers}
         return report
     chosen = find_layer(graph, layer)
+    extra: dict[str, Array] = {}
     bare = shapes.pop("", None) if graph.fragment else None
     if shapes and graph.fragment:
         raise UsageError("a file of layer fragments has no model inputs to give shapes to")
     graph = reshaped(graph, shapes)
     arrays = dict(given.arrays) if given else {}
-    if len(arrays) > 1 and not _model_inputs_given(graph, chosen, arrays):
-        raise UsageError(
-            f"one layer takes one input array; {len(arrays)} given ({', '.join(sorted(arrays))})"
-        )
     if arrays and _model_inputs_given(graph, chosen, arrays):
         # arrays for the model's inputs: the layer's input is what the runtime computes
         model_arrays, report.sources = draw(graph, given, seed, low, high, cast, limit)
         x = runtime_layer_input(graph, chosen, model_arrays)
     elif arrays:
-        key, x = next(iter(arrays.items()))
+        key, x, extra = _layer_input(chosen, arrays)
         assert given is not None
         source = given.sources[key]
         check_layer_input(graph, chosen, x, source.label())
         report.sources = [InputSource("input", source.source, source.file, source.key)]
+        report.sources += [
+            InputSource(k, given.sources[k].source, given.sources[k].file, given.sources[k].key)
+            for k in extra
+        ]
     else:
         shape = bare if bare is not None else layer_input_shape(graph, chosen)
         from .arrays import check_elements
@@ -262,21 +286,45 @@ def execute(
         et = (chosen.inputs[0].element_type if chosen.inputs else None) or "f32"
         x = random_array(shape, et, seed, low, high)
         report.sources = [InputSource("input", "random", seed=seed, low=low, high=high)]
-    plan, outputs = run_layer(graph, chosen.label, x, convention, cast, limit)
-    report.inputs = {"input": x}
+    plan, outputs = run_layer(graph, chosen.label, x, convention, cast, limit, extra)
+    report.inputs = {"input": x, **extra}
     report.outputs = outputs
-    report.plans = {chosen.label: plan}
+    if isinstance(plan, PoolPlan):
+        report.plans = {chosen.label: plan}
+    else:
+        report.family_plans = {chosen.label: plan}
+    report.order = [chosen.label]
     report.layers = {chosen.label: chosen}
     return report
 
 
+def _layer_input(layer: Layer, arrays: Mapping[str, Array]) -> tuple[str, Array, dict[str, Array]]:
+    """The data input of a layer run alone (its key and array), and the arrays given for its
+    other inputs (MaxUnpool's indices) by tensor name or inputN: one array is the data input."""
+    if len(arrays) == 1:
+        only = next(iter(arrays))
+        return only, arrays[only], {}
+    first = layer.inputs[0].names if layer.inputs else ()
+    key = next((k for k in arrays if k in (*first, "input0", "")), None)
+    if key is None:
+        names = ", ".join(p.names[0] for p in layer.inputs if p.names) or "input0, input1, ..."
+        raise UsageError(
+            f"one layer takes one input array, or one per input named by its tensor ({names})"
+        )
+    return key, arrays[key], {k: v for k, v in arrays.items() if k != key}
+
+
 def format_report(report: RunReport) -> str:
     """The lines `irpool run` prints."""
-    lines = [
-        f"{label}: {plan.op} [{plan.convention}] {_shape(plan.input_shape)} -> "
-        f"{_shape(plan.output_shape)}"
-        for label, plan in report.plans.items()
-    ]
+    lines = []
+    for label, plan in report.all_plans().items():
+        lines.append(
+            f"{label}: {plan.op} [{plan.convention}] {_shape(plan.input_shape)} -> "
+            f"{_shape(plan.output_shape)}"
+        )
+        refused = getattr(plan, "refused_by", None)
+        if refused:
+            lines.append(f"  note: {refused}; irpool computes the layer all the same")
     saved = dict(report.outputs)
     if report.saved_tensors:
         saved.update(report.tensors)

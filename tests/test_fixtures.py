@@ -686,10 +686,12 @@ def test_generated_files_follow_the_documented_schemas(
             assert sorted(os.listdir(folder / entry["name"])) == sorted(fx.CASE_FILES)
     # the validator does reject what the schema forbids
     meta = json.loads((smoke_set / cases(smoke_set)[0].name / "meta.json").read_text())
-    broken = dict(meta, divergences=["D99"], extra=1)
-    del broken["tolerance"]
-    problems = validate(broken, meta_schema)
-    assert len(problems) == 3, problems
+    for broken in (
+        dict(meta, divergences=["X1"]),
+        dict(meta, extra=1),
+        {k: v for k, v in meta.items() if k != "tolerance"},
+    ):
+        assert validate(broken, meta_schema) != [], broken
 
 
 def test_json_files_are_sorted_with_a_trailing_newline(smoke_set: Path) -> None:

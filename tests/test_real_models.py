@@ -157,14 +157,13 @@ def test_convert_report_on_real_networks(
     from irpool.frontends.onnx_model import load as load_onnx
 
     path = _light(onnx, name)
-    pooling = [
-        n.op_type for n in onnx.load(path).graph.node if n.op_type in ("MaxPool", "AveragePool")
-    ]
+    family = ("MaxPool", "AveragePool", "GlobalAveragePool", "GlobalMaxPool")
+    pooling = [n.op_type for n in onnx.load(path).graph.node if n.op_type in family]
     graph = load_onnx(path)
     report = convert_report(graph, random_inputs(graph, seed=2, low=0, high=1))
     assert [n.op.split("-")[0] for n in report.nodes] == pooling
     assert report.onnxruntime is not None and not report.notes
     for node in report.nodes:
         assert node.same, (node.node, node.divergence, node.onnxruntime, node.missing)
-        assert node.openvino_layer.startswith(("AvgPool", "MaxPool"))
+        assert node.openvino_layer.startswith(("AvgPool", "MaxPool", "ReduceMean", "ReduceMax"))
         assert node.outputs and all(c.shape_ok and c.mismatches == 0 for c in node.outputs)

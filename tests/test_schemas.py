@@ -172,3 +172,22 @@ def test_a_broken_document_is_refused() -> None:
             assert problems(broken) != [], mutate
         except (KeyError, FileNotFoundError):  # the unknown tag has no schema: refused too
             assert broken["schema"] == "irpool.explain/9"
+
+
+@pytest.mark.oracle
+def test_reports_of_the_pooling_families(ov: Any, tmp_path: Path) -> None:
+    """Adaptive pools, reductions and Lp pools (fixtures/ir/families.xml) in every report."""
+    families = "fixtures/ir/families.xml"
+    explained = valid_output("explain", families)
+    assert {layer.get("family") for layer in explained["layers"]} > {None}
+    valid_output("check", families)
+    valid_output("compare", families, "--input-shape", "1,3,8,8")
+    valid_output("run", families, "--input-shape", "1,3,8,8", "-o", str(tmp_path / "f.npz"))
+    summary = valid_output("fixtures", str(tmp_path / "fam"), "--preset", "family")
+    assert summary["counts"]["written"] > 0
+    index = json.loads((tmp_path / "fam" / "index.json").read_text())
+    assert problems(index) == []
+    for case in index["cases"][:20]:
+        assert (
+            problems(json.loads((tmp_path / "fam" / case["name"] / "meta.json").read_text())) == []
+        )

@@ -61,13 +61,14 @@ def load(path: str) -> Graph:
     return parse_text(text, path)
 
 
-def parse_text(text: str, path: str = "<string>") -> Graph:
-    """Parse the decoded text of an IR file; `path` names it in messages."""
+def parse_text(text: str, path: str = "<string>", weights: bytes | None = None) -> Graph:
+    """Parse the decoded text of an IR file; `path` names it in messages; `weights` are the
+    bytes of its .bin when they are not in a file beside it."""
     text = _blank_declaration(text)
     root_name, root_line = _scan_prolog(text, path)
     if root_name == "net":
         root = _parse_xml(text, path)
-        return _read_net(root, path)
+        return _read_net(root, path, weights)
     if root_name == "layer":
         cleaned = _drop_placeholders(text)
         root = _parse_xml(f"<{_WRAPPER}>{cleaned}</{_WRAPPER}>", path)
@@ -219,7 +220,7 @@ def _int_attr(
     return value
 
 
-def _read_net(root: etree._Element, path: str) -> Graph:
+def _read_net(root: etree._Element, path: str, data: bytes | None = None) -> Graph:
     where = Where(path, _line(root))
     raw_version = root.get("version")
     version = parse_int(raw_version) if raw_version is not None else None
@@ -260,6 +261,7 @@ def _read_net(root: etree._Element, path: str) -> Graph:
         ir_version=version,
         name=root.get("name"),
         weights_path=weights,
+        weights=None if data is None else bytes(data),
     )
     _check_connected(graph)
     check_no_cycle(graph)
@@ -518,6 +520,14 @@ def const_layout(graph: Graph, layer: Layer) -> tuple[str, tuple[int, ...], int,
             where,
         )
     bin_path = graph.weights_path
+    if graph.weights is not None:
+        if fields["offset"] + fields["size"] > len(graph.weights):
+            raise IrParseError(
+                f"Const reads bytes {fields['offset']}..{fields['offset'] + fields['size']} but "
+                f"the weights have {len(graph.weights)} bytes",
+                where,
+            )
+        return et, tuple(shape), fields["offset"], fields["size"]
     if not bin_path or not os.path.lexists(bin_path):
         raise IrParseError(
             f"Const needs weights, but {bin_path} does not exist beside the .xml", where

@@ -75,17 +75,12 @@ def _outer(vectors: Sequence[Array]) -> Array:
 
 def in_input_counts(axis: AxisPlan) -> Array:
     """Per window j: taps inside the input."""
-    j = np.arange(axis.out)[:, None]
-    pos = j * axis.stride - axis.pad_begin + np.arange(axis.window)[None, :] * axis.dilation
-    return np.asarray(((pos >= 0) & (pos < axis.size)).sum(axis=1))
+    return axis.in_input_counts()
 
 
 def declared_counts(axis: AxisPlan) -> Array:
     """Per window j: taps inside the declared pads (ceil overhang beyond pad_end not counted)."""
-    j = np.arange(axis.out)[:, None]
-    pos = j * axis.stride - axis.pad_begin + np.arange(axis.window)[None, :] * axis.dilation
-    inside = (pos >= -axis.pad_begin) & (pos < axis.size + axis.pad_end)
-    return np.asarray(inside.sum(axis=1))
+    return axis.declared_counts()
 
 
 def openvino_extents(axis: AxisPlan) -> Array:

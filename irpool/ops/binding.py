@@ -12,8 +12,8 @@ its constant inputs).  Nothing after `bind` reads a layer's attributes again:
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import numpy.typing as npt
@@ -25,6 +25,9 @@ from ..errors import IrParseError, IrpoolError, SpecError
 from ..geometry import PoolParams, PoolPlan
 from ..model import Graph, Layer, Shape
 from .registry import REGISTRY, OpSpec
+
+if TYPE_CHECKING:
+    from ..families import Family, FamilyParams, FamilyPlan, Values
 
 Array = npt.NDArray[Any]
 
@@ -60,16 +63,102 @@ class Bound:
     """The data is N, *spatial, C (com.microsoft QLinear ops with channels_last=1)."""
     given: PoolParams | None = None
     """Parameters given directly instead of read from the layer (see `with_params`)."""
+    constants: tuple[Array | None, ...] = ()
+    """The value of each input that is a constant of the file (an IR Const, an ONNX
+    initializer), by input index; None for a computed input (family layers only)."""
     _params: dict[int | None, PoolParams] = field(default_factory=dict, compare=False, repr=False)
     _plans: dict[tuple[Any, ...], PoolPlan] = field(default_factory=dict, compare=False, repr=False)
+    _family: dict[tuple[Any, ...], Any] = field(default_factory=dict, compare=False, repr=False)
 
     @property
     def label(self) -> str:
         return self.layer.label
 
+    @property
+    def family(self) -> Family | None:
+        """The layer's family when it is not a windowed (or quantised windowed) op."""
+        path: Family | None = self.spec.path
+        return path
+
+    def values(self, given: Values | None = None) -> dict[int, tuple[int, ...]]:
+        """The integer values of the family's value inputs: the file's constants, replaced by
+        `given` (the arrays a run computed)."""
+        from ..families import int_values
+
+        family = self.family
+        out: dict[int, tuple[int, ...]] = {}
+        if family is None:
+            return out
+        for k in family.value_inputs:
+            value = int_values(self.constants[k]) if k < len(self.constants) else None
+            if value is not None:
+                out[k] = value
+        out.update(given or {})
+        return out
+
+    def family_params(
+        self, rank: int | None, given: Values | None = None, indices_used: bool | None = None
+    ) -> FamilyParams:
+        """A family layer's params for an input of `rank` dims and the values of its value
+        inputs (constants, or `given`); errors name the layer."""
+        family = self.family
+        assert family is not None
+        values = self.values(given)
+        used = self.indices_used if indices_used is None else indices_used
+        key = ("params", rank, tuple(sorted(values.items())), used)
+        found = self._family.get(key)
+        if found is None:
+            try:
+                found = family.read(self.spec, self.layer, rank, values)
+            except IrpoolError as e:
+                raise e.at(self.layer.where()) from None
+            if hasattr(found, "indices_used"):
+                found = replace(found, indices_used=used)  # type: ignore[call-arg]
+            self._family[key] = found
+        params: FamilyParams = found
+        return params
+
+    def family_plan(
+        self,
+        input_shape: tuple[int, ...],
+        dtype: str | np.dtype[Any] = "float32",
+        convention: str | Convention | None = None,
+        given: Values | None = None,
+        indices_used: bool | None = None,
+    ) -> FamilyPlan:
+        """A family layer's plan for data of `input_shape` and `dtype` under the bound (or
+        another) convention; made once per shape, dtype, convention and input values."""
+        family = self.family
+        assert family is not None
+        cv = self.convention if convention is None else conv.get(convention)
+        name = dtype if isinstance(dtype, str) else str(np.dtype(dtype).name)
+        params = self.family_params(len(input_shape), given, indices_used)
+        key = ("plan", tuple(input_shape), name, cv.name, params)
+        found = self._family.get(key)
+        if found is None:
+            try:
+                found = family.plan(params, tuple(int(n) for n in input_shape), name, cv)
+            except IrpoolError as e:
+                raise e.at(self.layer.where()) from None
+            self._family[key] = found
+        plan: FamilyPlan = found
+        return plan
+
+    def output_types(self, input_type: str | None) -> list[str | None]:
+        """The element types of the layer's outputs for an input of `input_type`."""
+        family = self.family
+        if family is not None:
+            return family.output_types(self.family_params(None), input_type)
+        index = "i32" if self.params.index_dtype == "int32" else "i64"
+        return [input_type, index]
+
     def params_for(self, rank: int | None) -> PoolParams:
         """The attributes read for an input of `rank` dims (None: unknown rank), with the
         runtime's checks; errors name the layer."""
+        if self.family is not None:
+            raise SpecError(
+                f"{self.spec.label} is not a windowed pooling layer", self.layer.where()
+            )
         if self.given is not None:
             return self.given
         found = self._params.get(rank)
@@ -92,6 +181,7 @@ class Bound:
             self.note,
             self.channels_last,
             params,
+            self.constants,
         )
 
     @property
@@ -102,6 +192,11 @@ class Bound:
     @property
     def notes(self) -> tuple[str, ...]:
         """What the reader noticed (ignored attributes, defaults openvino fills in, ...)."""
+        if self.family is not None:
+            first = next(
+                (v for k, v in self._family.items() if k[0] == "params"), None
+            ) or self.family_params(None)
+            return tuple(n for n in (self.note, *first.notes) if n)
         read = next(iter(self._params.values()), None) or self.params
         return tuple(n for n in (self.note, *read.notes) if n)
 
@@ -140,6 +235,23 @@ class Bound:
         rank = None if input_shape is None else len(input_shape)
         if input_shape is None or len(unknown) != len(input_shape) or not any(unknown):
             unknown = ()
+        family = self.family
+        if family is not None:
+            try:
+                fparams = self.family_params(rank)
+                out, texts = family.infer(fparams, input_shape, self.convention)
+            except IrpoolError as e:
+                raise e.at(self.layer.where()) from None
+            marks = _carried(unknown, input_shape, out)
+            if out is not None and family.value_inputs and not self.values():
+                # the size or axes input is not a constant of the file (a fragment, a
+                # computed input): the dims it decides are not verifiable, not wrong
+                marks = tuple(
+                    (m if i < len(marks) else False) or not d.is_static
+                    for i, (m, d) in enumerate(zip(marks or (False,) * len(out), out, strict=True))
+                )
+                marks = marks if any(marks) else ()
+            return Inferred(input_shape, out, texts, marks)
         shape = None if input_shape is None else self._nchw(input_shape)
         marks = self._nchw(unknown) if unknown else ()
         try:
@@ -188,8 +300,42 @@ def bind(
         convention=conv.get(convention or spec.convention),
         indices_used=used,
         note=found.note,
-        channels_last=spec.kind == "qlinear" and bool(layer.attrs.get("channels_last")),
+        channels_last=spec.kind in ("qlinear", "family") and bool(layer.attrs.get("channels_last")),
+        constants=_constants(graph, layer) if spec.path is not None else (),
     )
+
+
+def _carried(unknown: tuple[bool, ...], shape: Shape | None, out: Shape | None) -> tuple[bool, ...]:
+    """Unknown (written -1) input dims carried to the output dims they become: kept N and C
+    (a family's spatial sizes do not rest on the input's)."""
+    if not unknown or shape is None or out is None or len(out) < 2:
+        return ()
+    marks = [False] * len(out)
+    marks[0], marks[1] = unknown[0], unknown[1] if len(unknown) > 1 else False
+    return tuple(marks) if any(marks) else ()
+
+
+def _constants(graph: Graph, layer: Layer) -> tuple[Array | None, ...]:
+    """The value of each input of a layer that is a constant: an ONNX initializer, or an IR
+    Const read from the .bin beside the .xml (None where the input is computed, or the Const
+    cannot be read: the reports then say the value is unknown)."""
+    values: list[Array | None] = []
+    for k, port in enumerate(layer.inputs):
+        if graph.format == "onnx":
+            values.append(constant_input(graph, layer, k))
+            continue
+        edge = graph.producer(layer.id, port.id) if layer.id is not None else None
+        src = graph.layer(edge.from_layer) if edge is not None else None
+        if src is None or REGISTRY.role(src) != "const" or graph.fragment:
+            values.append(None)
+            continue
+        from ..run import read_const
+
+        try:
+            values.append(read_const(graph, src))
+        except IrpoolError:
+            values.append(None)
+    return tuple(values)
 
 
 def _indices_used(graph: Graph, layer: Layer) -> bool:

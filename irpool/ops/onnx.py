@@ -12,6 +12,10 @@ from collections.abc import Mapping
 from dataclasses import replace
 
 from ..errors import SpecError
+from ..families.lp import GLOBAL_LP, LP
+from ..families.qglobal import QGLOBAL
+from ..families.reduce import GLOBAL_AVERAGE, GLOBAL_MAX
+from ..families.unpool import UNPOOL
 from ..geometry import AutoPad, PoolParams
 from ..model import Layer
 from .registry import REGISTRY, REQUIRED, Attr, OpSpec, Registry, Selected
@@ -86,6 +90,95 @@ QLINEAR_AVERAGE_POOL_1 = OpSpec(
     read=lambda spec, layer, rank: read(spec, layer, rank),
 )
 
+GLOBAL_AVERAGE_POOL_1 = OpSpec(
+    "ai.onnx",
+    "GlobalAveragePool",
+    1,
+    dtypes=FLOATS,
+    source="Changelog GlobalAveragePool-1; onnxruntime's MLAS global kernel (measured)",
+    kind="family",
+    path=GLOBAL_AVERAGE,
+)
+GLOBAL_AVERAGE_POOL_22 = replace(
+    GLOBAL_AVERAGE_POOL_1, since=22, dtypes=(*FLOATS, "bf16"), source="Changelog (+bfloat16)"
+)
+GLOBAL_MAX_POOL_1 = replace(
+    GLOBAL_AVERAGE_POOL_1,
+    family="GlobalMaxPool",
+    path=GLOBAL_MAX,
+    source="Changelog GlobalMaxPool-1",
+)
+GLOBAL_MAX_POOL_22 = replace(
+    GLOBAL_MAX_POOL_1, since=22, dtypes=(*FLOATS, "bf16"), source="Changelog (+bfloat16)"
+)
+
+P_FLOAT = Attr("p", "p", "str", default=2.0, note="a float in version 1")
+P_INT = Attr("p", "p", "int", default=2)
+KERNEL_OPTIONAL = replace(KERNEL, default=None)
+
+LP_POOL_1 = OpSpec(
+    "ai.onnx",
+    "LpPool",
+    1,
+    (AUTO_PAD, KERNEL_OPTIONAL, PADS, STRIDES, P_FLOAT),
+    dtypes=FLOATS,
+    source="Changelog LpPool-1 (p float); onnxruntime has no kernel",
+    kind="family",
+    path=LP,
+)
+LP_POOL_2 = replace(
+    LP_POOL_1, since=2, attrs=(AUTO_PAD, KERNEL, PADS, STRIDES, P_INT), source="Changelog LpPool-2"
+)
+LP_POOL_11 = replace(LP_POOL_2, since=11, source="Changelog LpPool-11 (docs)")
+LP_POOL_18 = replace(
+    LP_POOL_11,
+    since=18,
+    attrs=(*LP_POOL_11.attrs, CEIL, DILATIONS),
+    source="Changelog LpPool-18 (+ceil_mode, dilations)",
+)
+LP_POOL_22 = replace(LP_POOL_18, since=22, dtypes=(*FLOATS, "bf16"), source="Changelog (+bfloat16)")
+GLOBAL_LP_POOL_1 = OpSpec(
+    "ai.onnx",
+    "GlobalLpPool",
+    1,
+    (P_FLOAT,),
+    dtypes=FLOATS,
+    source="Changelog GlobalLpPool-1 (p float); onnxruntime has no kernel",
+    kind="family",
+    path=GLOBAL_LP,
+)
+GLOBAL_LP_POOL_2 = replace(
+    GLOBAL_LP_POOL_1, since=2, attrs=(P_INT,), source="Changelog GlobalLpPool-2"
+)
+GLOBAL_LP_POOL_22 = replace(
+    GLOBAL_LP_POOL_2, since=22, dtypes=(*FLOATS, "bf16"), source="Changelog (+bfloat16)"
+)
+
+MAX_UNPOOL_9 = OpSpec(
+    "ai.onnx",
+    "MaxUnpool",
+    9,
+    (KERNEL, PADS, STRIDES),
+    dtypes=FLOATS,
+    source="Changelog MaxUnpool-9; onnxruntime's Unpool.cc (measured)",
+    kind="family",
+    path=UNPOOL,
+)
+MAX_UNPOOL_11 = replace(MAX_UNPOOL_9, since=11, source="Changelog MaxUnpool-11 (docs)")
+MAX_UNPOOL_22 = replace(
+    MAX_UNPOOL_11, since=22, dtypes=(*FLOATS, "bf16"), source="Changelog (+bfloat16)"
+)
+QLINEAR_GLOBAL_AVERAGE_POOL_1 = OpSpec(
+    "com.microsoft",
+    "QLinearGlobalAveragePool",
+    1,
+    (CHANNELS_LAST,),
+    dtypes=("u8", "i8"),
+    source="onnxruntime contrib op; MLAS qlgavgpool.cpp (measured)",
+    kind="family",
+    path=QGLOBAL,
+)
+
 ONNX_OPS = (
     AVERAGE_POOL_1,
     AVERAGE_POOL_7,
@@ -100,6 +193,22 @@ ONNX_OPS = (
     MAX_POOL_12,
     MAX_POOL_22,
     QLINEAR_AVERAGE_POOL_1,
+    GLOBAL_AVERAGE_POOL_1,
+    GLOBAL_AVERAGE_POOL_22,
+    GLOBAL_MAX_POOL_1,
+    GLOBAL_MAX_POOL_22,
+    LP_POOL_1,
+    LP_POOL_2,
+    LP_POOL_11,
+    LP_POOL_18,
+    LP_POOL_22,
+    GLOBAL_LP_POOL_1,
+    GLOBAL_LP_POOL_2,
+    GLOBAL_LP_POOL_22,
+    MAX_UNPOOL_9,
+    MAX_UNPOOL_11,
+    MAX_UNPOOL_22,
+    QLINEAR_GLOBAL_AVERAGE_POOL_1,
 )
 
 
@@ -287,3 +396,31 @@ def resolve(registry: Registry, layer: Layer) -> Selected | None:
 
 REGISTRY.add(*ONNX_OPS)
 REGISTRY.resolver("onnx", resolve)
+
+_ONNX_REDUCE = (
+    "an ONNX reduction: irpool covers the reductions of OpenVINO IRs (what openvino's "
+    "conversion of it computes: convert the model and check the IR) and ONNX global pooling"
+)
+UNHANDLED = {
+    ("ai.onnx", "MaxRoiPool"): "region pooling: the windows are boxes read from a second input",
+    ("ai.onnx", "RoiAlign"): "region pooling with bilinear sampling (boxes from a second input)",
+    **{
+        ("ai.onnx", name): _ONNX_REDUCE
+        for name in (
+            "ReduceMean",
+            "ReduceMax",
+            "ReduceMin",
+            "ReduceSum",
+            "ReduceL1",
+            "ReduceL2",
+            "ReduceProd",
+            "ReduceLogSum",
+            "ReduceLogSumExp",
+            "ReduceSumSquare",
+        )
+    },
+    ("com.microsoft", "NhwcMaxPool"): "onnxruntime's NHWC MaxPool contrib op (not covered)",
+    ("com.microsoft", "MaxpoolWithMask"): "onnxruntime's masked MaxPool contrib op (not covered)",
+}
+for (_domain, _name), _why in UNHANDLED.items():
+    REGISTRY.unhandled(_domain, _name, _why)

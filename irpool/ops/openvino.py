@@ -12,6 +12,8 @@ from collections.abc import Mapping
 from dataclasses import replace
 
 from ..errors import SpecError
+from ..families.adaptive import ADAPTIVE
+from ..families.reduce import REDUCE_L1, REDUCE_L2, REDUCE_MAX, REDUCE_MEAN, REDUCE_SUM
 from ..geometry import AutoPad, PoolParams, Rounding
 from ..model import Layer
 from .registry import REGISTRY, Attr, OpSpec, Registry, Selected, read_ir_attrs
@@ -74,7 +76,62 @@ MAX_POOL_1 = replace(
 MAX_POOL_8 = MAX_POOL_1.revised(8, "max-pool-8.rst", DILATIONS, INDEX_TYPE, AXIS, outputs=2)
 MAX_POOL_14 = MAX_POOL_8.revised(14, "max-pool-14.rst", roundings=("floor", "ceil", "ceil_torch"))
 
-OPENVINO_OPS = (AVG_POOL_1, AVG_POOL_14, AVG_POOL_16, MAX_POOL_1, MAX_POOL_8, MAX_POOL_14)
+ADAPTIVE_AVG_POOL_8 = OpSpec(
+    "openvino",
+    "AdaptiveAvgPool",
+    8,
+    dtypes=FLOAT_TYPES + INT_TYPES,
+    source="adaptive-avg-pool-8.rst; measured (irpool/families/adaptive.py)",
+    kind="family",
+    path=ADAPTIVE,
+)
+ADAPTIVE_MAX_POOL_8 = replace(
+    ADAPTIVE_AVG_POOL_8,
+    family="AdaptiveMaxPool",
+    attrs=(INDEX_TYPE,),
+    outputs=2,
+    source="adaptive-max-pool-8.rst; measured (irpool/families/adaptive.py)",
+)
+
+KEEP_DIMS = Attr("keep_dims", "keep_dims", "bool", default=False)
+REDUCE_MEAN_1 = OpSpec(
+    "openvino",
+    "ReduceMean",
+    1,
+    (KEEP_DIMS,),
+    dtypes=FLOAT_TYPES + INT_TYPES,
+    source="reduce-mean-1.rst; measured (irpool/families/reduce.py)",
+    kind="family",
+    path=REDUCE_MEAN,
+)
+REDUCE_MAX_1 = replace(
+    REDUCE_MEAN_1, family="ReduceMax", path=REDUCE_MAX, source="reduce-max-1.rst"
+)
+REDUCE_SUM_1 = replace(
+    REDUCE_MEAN_1, family="ReduceSum", path=REDUCE_SUM, source="reduce-sum-1.rst"
+)
+REDUCE_L1_4 = replace(
+    REDUCE_MEAN_1, family="ReduceL1", since=4, path=REDUCE_L1, source="reduce-l1-4.rst"
+)
+REDUCE_L2_4 = replace(
+    REDUCE_MEAN_1, family="ReduceL2", since=4, path=REDUCE_L2, source="reduce-l2-4.rst"
+)
+
+OPENVINO_OPS = (
+    AVG_POOL_1,
+    AVG_POOL_14,
+    AVG_POOL_16,
+    MAX_POOL_1,
+    MAX_POOL_8,
+    MAX_POOL_14,
+    ADAPTIVE_AVG_POOL_8,
+    ADAPTIVE_MAX_POOL_8,
+    REDUCE_MEAN_1,
+    REDUCE_MAX_1,
+    REDUCE_SUM_1,
+    REDUCE_L1_4,
+    REDUCE_L2_4,
+)
 
 _OPSET = re.compile(r"^opset([0-9]+)$")
 
@@ -99,6 +156,9 @@ def select(op_type: str, version: str | None, data: Mapping[str, str]) -> tuple[
     attribute written and allows the rounding_type written; the note says so.
     """
     family = REGISTRY.family_name("openvino", op_type)
+    if version is None and REGISTRY.versions("openvino", family)[0].path is not None:
+        row = REGISTRY.versions("openvino", family)[-1]
+        return row, f"no version attribute: read as opset{row.since} ({row.label})"
     if version is None:
         rounding = data.get("rounding_type", "floor").strip().lower()
         for row in REGISTRY.versions("openvino", family):
@@ -246,3 +306,18 @@ def resolve(registry: Registry, layer: Layer) -> Selected | None:
 
 REGISTRY.add(*OPENVINO_OPS)
 REGISTRY.resolver("ir", resolve)
+
+_REGION = "region pooling: the windows are boxes read from a second input (ROIs), not a grid"
+UNHANDLED = {
+    "ROIPooling": _REGION,
+    "PSROIPooling": f"{_REGION} (position-sensitive)",
+    "DeformablePSROIPooling": f"{_REGION} (deformable)",
+    "ROIAlign": f"{_REGION} (bilinear sampling)",
+    "ROIAlignRotated": f"{_REGION} (rotated boxes, bilinear sampling)",
+    "ReduceMin": "a reduction outside irpool's pooling family (Mean, Max, Sum, L1, L2)",
+    "ReduceProd": "a reduction outside irpool's pooling family (Mean, Max, Sum, L1, L2)",
+    "ReduceLogicalAnd": "a boolean reduction, not pooling",
+    "ReduceLogicalOr": "a boolean reduction, not pooling",
+}
+for _name, _why in UNHANDLED.items():
+    REGISTRY.unhandled("openvino", _name, _why)

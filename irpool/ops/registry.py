@@ -48,12 +48,16 @@ class Attr:
     note: str = ""
 
 
-Kind = Literal["window", "qlinear", "glue"]
+Kind = Literal["window", "qlinear", "family", "glue"]
 """What an entry is: a windowed pooling op (AvgPool, MaxPool, AveragePool), a quantised one
-(QLinearAveragePool: dequantise, the windowed kernel, requantise), or glue that `run` executes
-around pooling layers (Parameter, Const, Convert, Result, ...)."""
+(QLinearAveragePool: dequantise, the windowed kernel, requantise), an op of another pooling
+family (adaptive, reductions, Lp, unpooling, quantised global: the entry's `path` says which,
+see irpool/families/), or glue that `run` executes around pooling layers (Parameter, Const,
+Convert, Result, ...)."""
 
-Role = Literal["pooling", "parameter", "const", "convert", "identity", "reshape", "result"]
+Role = Literal[
+    "pooling", "parameter", "const", "convert", "identity", "reshape", "elementwise", "result"
+]
 """How `run` treats a layer of the entry (pooling layers, and the glue between them)."""
 
 
@@ -82,6 +86,9 @@ class OpSpec:
         default=None, compare=False, repr=False
     )
     """Computes a glue layer's outputs from its inputs (glue entries)."""
+    path: Any = field(default=None, compare=False, repr=False)
+    """The family of a `family` entry (an irpool.families.Family: reads the layer, infers its
+    shape, plans it, explains it); None for windowed, quantised and glue entries."""
 
     @property
     def label(self) -> str:
@@ -130,6 +137,7 @@ class Registry:
         self._rows: dict[tuple[str, str], list[OpSpec]] = {}
         self._names: dict[tuple[str, str], str] = {}
         self._resolvers: dict[str, Resolver] = {}
+        self._unhandled: dict[tuple[str, str], str] = {}
 
     def add(self, *rows: OpSpec) -> None:
         for row in rows:
@@ -137,6 +145,27 @@ class Registry:
             self._rows.setdefault(key, []).append(row)
             self._rows[key].sort(key=lambda r: r.since)
             self._names[key] = row.family
+
+    def unhandled(self, domain: str, op_type: str, reason: str) -> None:
+        """Say that `op_type` of a domain is a pooling-like op irpool has no entry for, and why
+        (the reports list each such layer by name instead of passing over it)."""
+        self._unhandled[(domain, op_type.lower())] = reason
+
+    def skip_reason(self, layer: Layer) -> str | None:
+        """Why a layer of a pooling-like op irpool does not cover is not verified, run or
+        compared (ROIPooling, ReduceMin, ...); None for every other layer."""
+        domain = "openvino" if not layer.domain else layer.domain
+        if domain == "":
+            domain = "ai.onnx"
+        if self.spec(layer) is not None:
+            return None
+        found = self._unhandled.get((domain, layer.type.lower()))
+        if found is None and any(w in layer.type.lower() for w in ("pool", "reduce", "roi")):
+            found = (
+                f"irpool has no entry for {layer.type} in {domain}: an op outside the pooling "
+                "family it covers (docs/index.md lists them)"
+            )
+        return found
 
     def remove(self, *rows: OpSpec) -> None:
         """Take entries out again (a test's own entries)."""

@@ -124,8 +124,38 @@ def indices_unusable(op: Any) -> bool:
     return op.get_output_size() > 1 and _dilations_missing(op)
 
 
+def _i64_adaptive(op: Any) -> bool:
+    return bool(
+        op.get_type_name() == "AdaptiveMaxPool"
+        and op.get_output_size() > 1
+        and op.get_output_element_type(1) == load().Type.i64
+    )
+
+
+def _adaptive_as_i32(op: Any) -> list[Any]:
+    """Replace an AdaptiveMaxPool-8 with i64 indices (which the CPU plugin refuses) by one with
+    i32 indices and a Convert to i64, in place; its (values, indices) outputs."""
+    from openvino import opset1, opset8
+
+    same = opset8.adaptive_max_pool(op.input_value(0), op.input_value(1), index_element_type="i32")
+    same.set_friendly_name(op.get_friendly_name())
+    wide = opset1.convert(same.output(1), "i64")
+    for target in list(op.output(0).get_target_inputs()):
+        target.replace_source_output(same.output(0))
+    for target in list(op.output(1).get_target_inputs()):
+        target.replace_source_output(wide.output(0))
+    return [same.output(0), wide.output(0)]
+
+
 def unusable(op: Any) -> str | None:
     """Why openvino's CPU plugin cannot be given this op as it stands, or None."""
+    if _i64_adaptive(op) and op.output(1).get_target_inputs():
+        return (
+            f"openvino {version()}'s CPU plugin does not compile an AdaptiveMaxPool-8 with "
+            "index_element_type=i64 ('CPU plugin does not support i64 for use with oneDNN'); "
+            "irpool still checks, runs and explains the layer (its PyTorch front end writes "
+            "i32 and a Convert)"
+        )
     if not _dilations_missing(op):
         return None
     ones = ",".join("1" for _ in op.get_attributes().get("kernel", ())) or "1"
@@ -295,6 +325,14 @@ def probe_layers(
             continue
         ins = [op.input(i).get_source_output() for i in range(op.get_input_size())]
         outs = [op.output(i) for i in range(op.get_output_size())] if outputs else []
+        if _i64_adaptive(op):
+            outs = _adaptive_as_i32(op)[: len(outs)]
+            if skipped is not None:
+                skipped[name] = (
+                    f"openvino {version()}'s CPU plugin does not compile index_element_type=i64: "
+                    "compared with openvino's AdaptiveMaxPool-8 i32 followed by a Convert to i64 "
+                    "(what its PyTorch front end writes)"
+                )
         if outs and indices_unusable(op) and not op.output(1).get_target_inputs():
             outs = outs[:1]
             if skipped is not None:

@@ -1,0 +1,139 @@
+"""The pooling families beyond windows: adaptive pooling, reductions (global pooling), Lp
+pooling, max unpooling and onnxruntime's quantised global average.
+
+A family is one kernel path (`irpool/kernel/<family>.py`, run by `kernel.family.execute`) plus
+registry entries whose `path` is the family's `Family` object.  The object is what `bind` and
+the commands ask of a layer of the family:
+
+* `read(spec, layer, rank, values)`: the layer's attributes and the values of its constant
+  integer inputs (an adaptive pool's output size, a reduction's axes) into the family's params,
+  checked as the runtime checks them;
+* `infer(params, shape, convention)`: the output shape on interval dims and one formula per
+  output axis (what `check` prints);
+* `plan(params, shape, dtype, convention)`: the immutable, dtype-complete plan the kernel
+  executes and `explain` prints (every runtime choice resolved into named fields);
+* `explain(plan)`: the plan in words and JSON;
+* `allowance(plan, inputs, expected)`: where a runtime's order of operations cannot be matched
+  bit for bit, the stated bound of the difference it may make (None: exact).
+
+Conventions (openvino, onnx, torch) decide the plans as for windowed pooling: each family
+keeps its switches per convention, with the measurement behind each, in its own module.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import numpy.typing as npt
+
+from ..conventions import Convention
+from ..model import Shape
+
+if TYPE_CHECKING:
+    from ..model import Layer
+    from ..ops.registry import OpSpec
+
+Array = npt.NDArray[Any]
+Values = Mapping[int, tuple[int, ...]]
+"""Integer values of a layer's constant (or given) inputs, by input index."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class FamilyParams:
+    """What one layer of a family asks for (its attributes and constant inputs)."""
+
+    op: str
+    notes: tuple[str, ...] = field(default=(), compare=False)
+
+
+@dataclass(frozen=True, kw_only=True)
+class FamilyPlan:
+    """Everything a family kernel needs, resolved; subclasses add the family's fields."""
+
+    op: str
+    convention: str
+    input_shape: tuple[int, ...]
+    output_shape: tuple[int, ...]
+    dtype: str
+    """numpy name of the data the plan takes (and gives back, for output 0)."""
+    compute: str = "float32"
+    """numpy name of the type the kernel computes in."""
+    refused_by: str | None = None
+    """The convention's runtime refuses this layer (irpool still computes what the layer means
+    under the convention's rules): the runtime and its words."""
+
+    @property
+    def family(self) -> str:
+        return type(self).__name__.removesuffix("Plan").lower()
+
+
+@dataclass
+class Explained:
+    """A plan in words (`lines`, indented by the caller) and as JSON (`data`)."""
+
+    lines: list[str]
+    data: dict[str, Any]
+    notes: list[str] = field(default_factory=list)
+
+
+class Family:
+    """One pooling family: how its layers are read, inferred, planned and explained."""
+
+    name = "family"
+    title = "pooling"
+    """How explain names what the layer does ("adaptive pooling", "reduction", ...)."""
+    value_inputs: tuple[int, ...] = ()
+    """Inputs whose integer values are part of the params (constants in the file, or given at
+    run time)."""
+    data_inputs: tuple[int, ...] = (0,)
+    """Inputs that are tensors the kernel takes (the rest are constants such as sizes)."""
+    conventions: tuple[str, ...] = ("openvino", "onnx", "torch")
+
+    def read(self, spec: OpSpec, layer: Layer, rank: int | None, values: Values) -> FamilyParams:
+        raise NotImplementedError
+
+    def infer(
+        self, params: FamilyParams, shape: Shape | None, convention: Convention
+    ) -> tuple[Shape | None, tuple[str, ...]]:
+        raise NotImplementedError
+
+    def plan(
+        self, params: FamilyParams, shape: tuple[int, ...], dtype: str, convention: Convention
+    ) -> FamilyPlan:
+        raise NotImplementedError
+
+    def output_types(self, params: FamilyParams, input_type: str | None) -> list[str | None]:
+        """Element types of the outputs for an input of `input_type`."""
+        return [input_type]
+
+    def explain(self, plan: FamilyPlan) -> Explained:
+        raise NotImplementedError
+
+    def allowance(
+        self, plan: FamilyPlan, inputs: Sequence[Array | None], expected: Array
+    ) -> Array | None:
+        """The largest difference another order of operations may make in each value of
+        output 0 (None: the values are compared exactly)."""
+        return None
+
+
+def int_values(array: Array | None) -> tuple[int, ...] | None:
+    """The integer values of a small constant input (None where it is not integral)."""
+    if array is None:
+        return None
+    a = np.asarray(array)
+    if a.dtype.kind not in "iuf" or a.ndim > 1:
+        return None
+    if a.dtype.kind == "f" and not bool(np.all(np.isfinite(a) & (a == np.trunc(a)))):
+        return None
+    return tuple(int(v) for v in a.reshape(-1))
+
+
+def axis_names(rank: int) -> list[str]:
+    return [f"axis {i}" for i in range(rank)]
+
+
+F32_EPS = float(np.finfo(np.float32).eps)
