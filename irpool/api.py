@@ -2,21 +2,31 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any, Literal
+import math
+import os
+import tempfile
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any, Literal, overload
 
 import numpy as np
 import numpy.typing as npt
 
 from .check import CheckReport, check_file, check_graph
+from .compare import CompareReport, compare_model
+from .convert_report import ConvertReport
+from .errors import UsageError
 from .explain import FamilyReport, LayerReport, explain_graph
+from .fixtures import Report as FixturesReport
 from .frontends.ir_xml import load as load_ir
 from .geometry import PoolParams, plan
+from .inputs import Given, InputSource, draw, load_given, reshaped
 from .kernel import pool as _pool
 from .kernel import thread_count
 from .kernel.prepared import PreparedPool
 from .model import Graph
-from .run import RunResult, run_graph, run_layer
+from .run_report import RunReport, execute
 
 Array = npt.NDArray[Any]
 
@@ -33,37 +43,330 @@ def _graph(model: str | Graph) -> Graph:
     return model if isinstance(model, Graph) else load(model)
 
 
-def check(model: str | Graph) -> CheckReport:
-    """Infer every pooling layer's output shape and compare each declared `<dim>` with it.
+Model = Any
+"""What the functions take as a model: a path (str or os.PathLike) of an IR (.xml), a file of
+<layer> fragments or an ONNX model (.onnx); a `Graph` from `load`; an `onnx.ModelProto`; or
+an `openvino.Model` (in-memory models are written to a temporary folder for the runtimes)."""
+Inputs = Any
+"""Input arrays: None (random ones from `seed` in [low, high)), one array (the model's only
+input), a mapping {input name: array}, or the path of a file as `-i` takes it (.npy, .npz,
+.pb, a test_data_set_N folder)."""
 
-    `report.ok` is True when everything agrees; `report.findings` lists the disagreements."""
-    if isinstance(model, str):
-        return check_file(model)
-    return check_graph(model)
+
+@contextmanager
+def _graph_of(model: Model) -> Iterator[Graph]:
+    """The Graph of any model the API takes (see Model); in-memory models are saved to a
+    temporary folder that lives as long as the block."""
+    if isinstance(model, Graph):
+        yield model
+        return
+    if isinstance(model, (str, os.PathLike)):
+        yield load(os.fspath(model))
+        return
+    kind = type(model).__module__.split(".")[0]
+    with tempfile.TemporaryDirectory(prefix="irpool-model-") as folder:
+        if kind == "onnx":
+            path = os.path.join(folder, "model.onnx")
+            with open(path, "wb") as handle:
+                handle.write(model.SerializeToString())
+        elif kind == "openvino":
+            from .oracles import openvino_rt
+
+            path = os.path.join(folder, "model.xml")
+            openvino_rt.load().save_model(model, path, compress_to_fp16=False)
+        else:
+            raise UsageError(
+                f"model: expected a path, an irpool Graph, an onnx.ModelProto or an "
+                f"openvino.Model, not {type(model).__name__}"
+            )
+        yield load(path)
+
+
+def _given(inputs: Inputs, limit: int | None = None) -> Given | None:
+    """The arrays of `inputs` (see Inputs) as the command line's -i gives them."""
+    if inputs is None:
+        return None
+    if isinstance(inputs, (str, os.PathLike)):
+        return load_given([os.fspath(inputs)], limit)
+    if isinstance(inputs, np.ndarray):
+        inputs = {"": inputs}
+    if not isinstance(inputs, Mapping):
+        raise UsageError(
+            f"inputs: expected an array, a mapping of input names to arrays, or a file path, "
+            f"not {type(inputs).__name__}"
+        )
+    given = Given()
+    for name, array in inputs.items():
+        given.arrays[str(name)] = np.asarray(array)
+        given.sources[str(name)] = InputSource(str(name), "array")
+    return given
+
+
+def _shapes(input_shapes: Mapping[str, Sequence[int]] | Sequence[int] | None) -> dict[str, Any]:
+    """{name: shape}; a bare shape is the only input's."""
+    if input_shapes is None:
+        return {}
+    if isinstance(input_shapes, Mapping):
+        return {str(k): tuple(int(d) for d in v) for k, v in input_shapes.items()}
+    return {"": tuple(int(d) for d in input_shapes)}
+
+
+def check(model: Model, openvino: bool = False) -> CheckReport:
+    """Infer every pooling layer's output shape and compare each declared `<dim>` with it
+    (with `openvino`, also every layer's shapes as openvino infers them).
+
+    `report.ok` is True when everything agrees; `report.findings` lists the disagreements;
+    `report.to_json()` is the file's entry of `irpool check --json`."""
+    if isinstance(model, (str, os.PathLike)):
+        report = check_file(os.fspath(model))
+    else:
+        with _graph_of(model) as graph:
+            report = check_graph(graph)
+    if openvino:
+        from .check import add_openvino_findings
+
+        add_openvino_findings(report)
+    return report
 
 
 def run(
-    model: str | Graph,
-    inputs: Mapping[str, Array] | Array,
+    model: Model,
+    inputs: Inputs = None,
     convention: str | None = None,
     layer: str | None = None,
     cast: bool = False,
-) -> RunResult | dict[str, Array]:
-    """Execute a pooling net (outputs keyed by Result name, in `RunResult.outputs`), or with
-    `layer` one pooling layer of any IR on `inputs` (a single array): {'output0', 'output1'}."""
-    graph = _graph(model)
-    if layer is not None:
-        x = inputs if isinstance(inputs, np.ndarray) else next(iter(inputs.values()))
-        _, outputs = run_layer(graph, layer, x, convention, cast)
-        return outputs
-    return run_graph(graph, inputs, convention, cast)
+    *,
+    input_shapes: Mapping[str, Sequence[int]] | Sequence[int] | None = None,
+    seed: int = 0,
+    low: float = -1.0,
+    high: float = 1.0,
+    max_elements: int | None = None,
+) -> RunReport:
+    """Execute a pooling net, or with `layer` one pooling layer of any model (by name, id,
+    output tensor name or a unique part of its name; `inputs` is then the layer's input).
+
+    Returns a RunReport: `.outputs` by Result name (with `layer`: 'output0', and 'output1' for
+    the indices; the report is also a mapping of its outputs), `.tensors` (every intermediate
+    as 'layer:port'), `.plans`, `.inputs`, and `.to_json()` (schema irpool.run/1)."""
+    with _graph_of(model) as graph:
+        return execute(
+            graph,
+            _given(inputs, max_elements),
+            _shapes(input_shapes),
+            layer,
+            convention,
+            cast,
+            seed,
+            low,
+            high,
+            max_elements,
+        )
+
+
+@dataclass
+class ExplainReport(Sequence[LayerReport | FamilyReport]):
+    """The explained layers (also this object's items); `to_json()` is `irpool explain
+    --json` (schema irpool.explain/1)."""
+
+    layers: list[LayerReport | FamilyReport] = field(default_factory=list)
+
+    @overload
+    def __getitem__(self, index: int) -> LayerReport | FamilyReport: ...
+    @overload
+    def __getitem__(self, index: slice) -> list[LayerReport | FamilyReport]: ...
+    def __getitem__(
+        self, index: int | slice
+    ) -> LayerReport | FamilyReport | list[LayerReport | FamilyReport]:
+        return self.layers[index]
+
+    def __len__(self) -> int:
+        return len(self.layers)
+
+    def to_json(self) -> dict[str, Any]:
+        from . import __version__
+        from .explain import SCHEMA, to_json
+
+        return {"schema": SCHEMA, "irpool": __version__, "layers": [to_json(r) for r in self]}
 
 
 def explain(
-    model: str | Graph, layer: str | None = None, convention: str | None = None
-) -> list[LayerReport | FamilyReport]:
-    """Per-axis pads, formulas, border windows and divisors of the pooling layers."""
-    return explain_graph(_graph(model), layer, convention)
+    model: Model,
+    layer: str | None = None,
+    convention: str | None = None,
+    *,
+    input_shapes: Mapping[str, Sequence[int]] | Sequence[int] | None = None,
+    max_elements: int | None = None,
+) -> ExplainReport:
+    """Per-axis pads, formulas, border windows and divisors of the pooling layers (or of one:
+    `layer`).  `input_shapes` gives the model's inputs their shapes (a bare shape: the only
+    input's; for a file of fragments, the layer's input shape)."""
+    shapes = _shapes(input_shapes)
+    with _graph_of(model) as graph:
+        shape = None
+        if graph.fragment:
+            if set(shapes) - {""}:
+                raise UsageError("input_shapes: a file of layer fragments has no model inputs")
+            shape = shapes.get("")
+        else:
+            graph = reshaped(graph, shapes)
+        return ExplainReport(explain_graph(graph, layer, convention, shape, max_elements))
+
+
+def compare(
+    model: Model,
+    inputs: Inputs = None,
+    *,
+    layers: Sequence[str] | None = None,
+    convention: str | None = None,
+    atol: float = 0.0,
+    rtol: float = 0.0,
+    precision: str = "f32",
+    exact: bool = False,
+    fail_fast: bool = False,
+    input_shapes: Mapping[str, Sequence[int]] | Sequence[int] | None = None,
+    seed: int = 0,
+    low: float = -1.0,
+    high: float = 1.0,
+    cast: bool = False,
+    progress: Callable[[int, int, str], None] | None = None,
+) -> CompareReport:
+    """Run the whole model in openvino (an ONNX model in onnxruntime) and compare each pooling
+    layer (or each of `layers`) with irpool on the input the runtime gave it.
+
+    Returns a CompareReport: `.passed`, `.layers` (per layer its outputs' metrics and the
+    diagnosis), `.to_json()` (schema irpool.compare/1)."""
+    _tolerances(atol, rtol)
+    with _graph_of(model) as graph:
+        if graph.fragment:
+            raise UsageError("model: a file of layer fragments; compare needs a full net")
+        graph = reshaped(graph, _shapes(input_shapes))
+        arrays, _ = draw(graph, _given(inputs), seed, low, high, cast)
+        return compare_model(
+            graph,
+            arrays,
+            list(layers) if layers else None,
+            convention,
+            atol,
+            rtol,
+            precision,
+            fail_fast,
+            progress,
+            exact,
+        )
+
+
+def _tolerances(atol: float, rtol: float) -> None:
+    for name, value in (("atol", atol), ("rtol", rtol)):
+        if not math.isfinite(value) or value < 0:
+            raise UsageError(f"{name}={value!r}: expected a finite number >= 0")
+
+
+def _onnx_report(
+    model: Model,
+    inputs: Inputs,
+    layers: Sequence[str] | None,
+    atol: float,
+    rtol: float,
+    exact: bool,
+    input_shapes: Any,
+    seed: int,
+    low: float,
+    high: float,
+    cast: bool,
+) -> ConvertReport:
+    from .convert_report import convert_report as onnx_report
+
+    _tolerances(atol, rtol)
+    with _graph_of(model) as graph:
+        graph = reshaped(graph, _shapes(input_shapes))
+        arrays, _ = draw(graph, _given(inputs), seed, low, high, cast)
+        return onnx_report(graph, arrays, atol, rtol, list(layers) if layers else None, exact)
+
+
+def _is_onnx(model: Model) -> bool:
+    if isinstance(model, Graph):
+        return model.format == "onnx"
+    if isinstance(model, (str, os.PathLike)):
+        return os.fspath(model).lower().endswith(".onnx")
+    return type(model).__module__.split(".")[0] == "onnx"
+
+
+def convert_report(
+    model: Model,
+    inputs: Inputs = None,
+    *,
+    layers: Sequence[str] | None = None,
+    atol: float = 0.0,
+    rtol: float = 0.0,
+    exact: bool = False,
+    input_shapes: Mapping[str, Sequence[int]] | Sequence[int] | None = None,
+    seed: int = 0,
+    low: float = -1.0,
+    high: float = 1.0,
+    cast: bool = False,
+    **source: Any,
+) -> Any:
+    """What openvino's conversion made of each pooling op of `model`.
+
+    An ONNX model (a .onnx path, an onnx.ModelProto, or a Graph of one) gets the ONNX report
+    (`ConvertReport`: `.same`, `.nodes`, `.to_json()`, schema irpool.convert-report/2); any
+    other model (PyTorch, TensorFlow, an IR) goes to irpool's audit of source models when this
+    irpool has it (`irpool.audit.convert_report`, with `source` its own options)."""
+    if _is_onnx(model):
+        if source:
+            raise UsageError(f"{', '.join(sorted(source))}: not options of the ONNX report")
+        return _onnx_report(
+            model, inputs, layers, atol, rtol, exact, input_shapes, seed, low, high, cast
+        )
+    try:
+        from .audit import convert_report as audit  # type: ignore[import-not-found,unused-ignore]
+    except ImportError:
+        raise UsageError(
+            "model: convert_report takes an ONNX model (a .onnx path or an onnx.ModelProto)"
+        ) from None
+    result: Any = audit(model, inputs, atol=atol, rtol=rtol, **source)
+    return result
+
+
+def fixtures(
+    outdir: str | os.PathLike[str],
+    *,
+    preset: str | None = None,
+    grid: str | None = None,
+    model: str | None = None,
+    layers: Sequence[str] | None = None,
+    seed: int = 0,
+    inputs: Sequence[str] | None = None,
+    input_shapes: Sequence[str] | None = None,
+    force: bool = False,
+    resume: bool = False,
+    verify: bool = False,
+    data_set: bool = False,
+    progress: Callable[[int, int, str], None] | None = None,
+) -> FixturesReport:
+    """Write golden test cases into `outdir` (docs/fixtures.md): a `preset` (smoke, corners,
+    full), a `grid` TOML file, or the pooling layers of a `model` (an IR path; `layers`,
+    `inputs` and `input_shapes` as the command line's --layer, -i and --input-shape).
+
+    Returns the fixtures Report: `.written`, `.statuses` (with `verify`), `.index` (the
+    manifest as written), `.to_json()` (schema irpool.fixtures-summary/1)."""
+    from .fixtures import generate, plan_cases
+
+    if verify:
+        from .oracles import openvino_rt
+
+        openvino_rt.load()
+    cases, skipped, settings = plan_cases(
+        preset,
+        grid,
+        os.fspath(model) if model is not None else None,
+        layers,
+        seed,
+        inputs=inputs,
+        input_shapes=input_shapes,
+        data_set=data_set,
+    )
+    return generate(os.fspath(outdir), cases, settings, skipped, force, resume, verify, progress)
 
 
 def pool(

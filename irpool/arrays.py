@@ -16,10 +16,10 @@ import numpy as np
 import numpy.typing as npt
 
 from .env import env_int
-from .errors import InputError, LimitError, Where
+from .errors import InputError, LimitError, Where, option
 from .files import atomic_write
 from .frontends.safe_io import read_regular_file
-from .model import numpy_dtype
+from .model import dims_text, numpy_dtype
 
 Array = npt.NDArray[Any]
 
@@ -47,8 +47,8 @@ def check_elements(
     cap = max_elements(limit)
     if count > cap:
         raise LimitError(
-            f"{what} has shape {list(shape)} = {count} elements, above the limit of {cap} "
-            "(--max-elements or IRPOOL_MAX_ELEMENTS raise it)",
+            f"{what} has shape {dims_text(shape)} = {count} elements, above the limit of {cap} "
+            f"({option('max_elements')} or IRPOOL_MAX_ELEMENTS raise it)",
             where,
         )
 
@@ -129,15 +129,38 @@ def _read_npy(handle: IO[bytes], name: str, where: Where, limit: int | None) -> 
 
 
 def load_arrays(path: str, limit: int | None = None) -> dict[str, Array]:
-    """Arrays of an .npy (key '') or .npz file, without pickles; bfloat16 restored when the
-    file records it."""
+    """Arrays of an .npy (key '') or .npz file (keys as written), without pickles; bfloat16
+    restored when the file records it.  Also ONNX TensorProto files (`.pb`, keyed by the name
+    the tensor carries, '' for none) and onnx's backend-test folders (`test_data_set_N/`: its
+    input_K.pb by the names they carry)."""
     where = Where(file=path)
+    if os.path.isdir(path):
+        from .tensor_pb import read_data_set
+
+        items = read_data_set(path, limit)
+        if len(items) == 1:
+            return {items[0][0]: items[0][1]}
+        if not all(name for name, _ in items):
+            raise InputError(
+                "a data set of several inputs needs the name of each in its .pb files; give "
+                "each input_K.pb as -i NAME=FILE",
+                where,
+            )
+        return dict(items)
+    if path.lower().endswith(".pb"):
+        from .tensor_pb import read_tensor
+
+        name, array = read_tensor(path, limit)
+        return {name: array}
     data = read_regular_file(path, MAX_NPY_BYTES, what="input")
     if data.startswith(b"\x93NUMPY"):
         return {"": _read_npy(io.BytesIO(data), "", where, limit)}
     if data.startswith(b"PK"):
         return _load_npz(data, where, limit)
-    raise InputError("not a .npy or .npz file (no NUMPY or zip header)", where)
+    raise InputError(
+        "not a .npy or .npz file (no NUMPY or zip header), nor a .pb tensor (by its suffix)",
+        where,
+    )
 
 
 def _load_npz(data: bytes, where: Where, limit: int | None) -> dict[str, Array]:

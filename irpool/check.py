@@ -17,6 +17,7 @@ from .model import Edge, Graph, Layer, Port, Shape, format_shape
 from .ops import REGISTRY, Bound
 from .shapes import Inference, PoolingLayer, dim_agrees, infer
 from .skipped import skipped_layers
+from .words import layer_word, port_name
 
 SCHEMA = "irpool.check/1"
 
@@ -167,7 +168,7 @@ def compare_port(
                 None,
                 _declared_text(port.dims),
                 format_shape(inferred),
-                f"{what} port {port.id} declares {len(port.dims)} dims "
+                f"{port_name(layer, port, what)} declares {len(port.dims)} dims "
                 f"{_declared_text(port.dims)}; inferred rank {len(inferred)} "
                 f"{format_shape(inferred)}",
             )
@@ -189,7 +190,7 @@ def compare_port(
                 axis,
                 str(d),
                 str(dim),
-                f"{what} port {port.id}, dim {axis}: declared {d}, inferred {dim}",
+                f"{port_name(layer, port, what)}, dim {axis}: declared {d}, inferred {dim}",
                 formula,
                 line,
             )
@@ -483,17 +484,18 @@ def format_report(report: CheckReport, verbose: bool = False) -> str:
         if g.fragment
         else f"IR v{g.ir_version} net"
     )
-    lines.append(f"{report.path}: {kind}, {len(report.layers)} pooling layer(s)")
+    word = layer_word(g)
+    lines.append(f"{report.path}: {kind}, {len(report.layers)} pooling {word}(s)")
     for r in report.layers:
         pl = r.pooling
         la = pl.layer
-        head = f'{_at(report.path, la.line)}: layer "{la.label}" ({pl.spec.label})'
+        head = f'{_at(report.path, la.line)}: {word} "{la.label}" ({pl.spec.label})'
         shapes = f"{format_shape(pl.input_shape)} -> {format_shape(pl.output_shape)}"
         if not r.findings:
             lines.append(f"  ok    {head} {shapes}")
         for f in r.findings:
             lines.append(
-                f'  FAIL  {_at(report.path, f.line)}: layer "{la.label}" ({pl.spec.label}): '
+                f'  FAIL  {_at(report.path, f.line)}: {word} "{la.label}" ({pl.spec.label}): '
                 f"{f.message}"
             )
             if f.formula:
@@ -519,19 +521,21 @@ def format_report(report: CheckReport, verbose: bool = False) -> str:
         listed = ", ".join(f"{t} x{n}" for t, n in sorted(unverified.items()))
         lines.append(f"  unverified (other layer types, taken as declared): {listed}")
     if report.findings:
-        lines.append(f"{report.path}: {_summary(report.findings)}")
+        lines.append(f"{report.path}: {_summary(report.findings, g.format == 'onnx')}")
     else:
         lines.append(f"{report.path}: all declared shapes agree")
     return "\n".join(lines)
 
 
-def _summary(findings: list[Finding]) -> str:
-    """`4 declared dim(s) disagree at 2 port(s)`, and the other kinds of finding counted."""
+def _summary(findings: list[Finding], onnx: bool = False) -> str:
+    """`4 declared dim(s) disagree at 2 port(s)` (ONNX: `output(s)`), and the other kinds of
+    finding counted."""
     dims = [f for f in findings if f.kind in ("output-dim", "rank", "parameter")]
     parts = []
     if dims:
         places = len({(f.layer, f.layer_id, f.port) for f in dims})
-        parts.append(f"{len(dims)} declared dim(s) disagree at {places} port(s)")
+        where = "output(s)" if onnx else "port(s)"
+        parts.append(f"{len(dims)} declared dim(s) disagree at {places} {where}")
     others = Counter(f.kind for f in findings if f not in dims)
     names = {
         "type": "declared element type(s) disagree",

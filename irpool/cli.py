@@ -43,7 +43,15 @@ class Command:
 
 
 def _print_json(obj: Any) -> None:
-    sys.stdout.write(json.dumps(obj, indent=2, sort_keys=False) + "\n")
+    sys.stdout.write(json.dumps(obj, indent=2, sort_keys=False, allow_nan=False) + "\n")
+
+
+def _json_help(schema_file: str) -> str:
+    name, _, version = schema_file.rpartition("-")
+    return f"print JSON (schema irpool.{name}/{version}: irpool/schemas/{schema_file}.json)"
+
+
+LAYER_HELP = "name, id, output tensor name or a unique part of the name"
 
 
 # -- check -----------------------------------------------------------------------------------
@@ -53,6 +61,13 @@ def _cmd_check(args: argparse.Namespace) -> int:
     from .check import SCHEMA, check_file, format_report
 
     reports = [check_file(path) for path in args.paths]
+    fragments = [r.path for r in reports if r.graph.fragment]
+    if args.openvino and fragments:
+        raise UsageError(
+            "--openvino reads whole models; a file of <layer> fragments is no model openvino "
+            "can read",
+            Where(file=fragments[0]),
+        )
     if args.openvino:
         from .check import add_openvino_findings
 
@@ -113,37 +128,13 @@ CHECK = Command(
 # -- run ---------------------------------------------------------------------------------------
 
 
-def _input_specs(
-    specs: list[str] | None, limit: int | None, sources: dict[str, str] | None = None
-) -> tuple[dict[str, Any], list[str]]:
-    """Arrays from -i arguments ([NAME=]FILE.npy or FILE.npz) and the paths they came from;
-    `sources` is filled with the file of each array (an .npz member as FILE:MEMBER)."""
-    from .arrays import load_arrays
+def _input_specs(specs: list[str] | None, limit: int | None) -> tuple[dict[str, Any], list[str]]:
+    """Arrays from -i arguments ([NAME=]FILE: .npy, .npz, .pb or a test_data_set folder; see
+    irpool.inputs) and the paths they came from."""
+    from .inputs import load_given
 
-    arrays: dict[str, Any] = {}
-    paths: list[str] = []
-    for spec in specs or []:
-        name, path = "", spec
-        if not os.path.exists(spec) and "=" in spec:
-            name, path = spec.split("=", 1)
-        loaded = load_arrays(path, limit)
-        paths.append(path)
-        if list(loaded) == [""]:
-            key = name
-            if key in arrays:
-                raise UsageError(f"input {key or '(unnamed)'} is given twice")
-            arrays[key] = loaded[""]
-            if sources is not None:
-                sources[key] = path
-        else:
-            for key, array in loaded.items():
-                full = f"{name}.{key}" if name else key
-                if full in arrays:
-                    raise UsageError(f"input {full} is given twice")
-                arrays[full] = array
-                if sources is not None:
-                    sources[full] = f"{path}:{key}"
-    return arrays, paths
+    given = load_given(specs, limit)
+    return given.arrays, given.paths
 
 
 def _parse_range(text: str) -> tuple[float, float]:
@@ -176,11 +167,34 @@ def _natural(text: str) -> int:
     return _int_at_least(text, 0)
 
 
+def _tolerance(text: str) -> float:
+    """A tolerance: a finite number >= 0."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not math.isfinite(value) or value < 0:
+        raise argparse.ArgumentTypeError(f"{text!r}: expected a finite number >= 0")
+    return value
+
+
+def _add_input_shape_option(p: Any) -> None:
+    p.add_argument(
+        "--input-shape",
+        dest="input_shapes",
+        action="append",
+        metavar="[NAME=]SHAPE",
+        help="shape of model input NAME, such as x=1,3,32,32 (without NAME: the only input); "
+        "replaces its declared shape as openvino's reshape does (repeatable)",
+    )
+
+
 def _add_input_options(p: Any, input_help: str) -> None:
-    """The options that choose a command's input arrays: files, or random ones."""
+    """The options that choose a command's input arrays: files, shapes, or random ones."""
     p.add_argument(
         "-i", "--input", dest="inputs", action="append", metavar="[NAME=]FILE", help=input_help
     )
+    _add_input_shape_option(p)
     p.add_argument("--seed", type=_natural, default=0, help="seed of random inputs (default 0)")
     p.add_argument(
         "--range", default="-1,1", metavar="LO,HI", help="range of random inputs (default -1,1)"
@@ -215,26 +229,32 @@ def _add_progress_option(p: Any) -> None:
     )
 
 
-def _progress(args: argparse.Namespace) -> Callable[..., None] | None:
-    """The progress callback --progress asks for (auto: only when stderr is a terminal)."""
-    from .compare import progress_bar
+def _progress(args: argparse.Namespace, what: str = "", unit: str = "step") -> Any:
+    """The progress callback --progress asks for (a tqdm bar on stderr; auto: only when stderr
+    is a terminal)."""
+    from .progress import progress_bar
 
     if args.progress == "on" or (args.progress == "auto" and sys.stderr.isatty()):
-        return progress_bar()
+        return progress_bar(what, unit, sys.stderr, force=True)
     return None
 
 
-def _model_inputs(graph: Any, args: argparse.Namespace) -> dict[str, Any]:
-    """The arrays given with -i bound to the model's Parameters, or random ones."""
-    from .run import bind_inputs, parameters, random_inputs
+def _shaped(graph: Any, args: argparse.Namespace) -> Any:
+    """The graph with the shapes of --input-shape given to its inputs (irpool.inputs)."""
+    from .inputs import parse_shapes, reshaped
 
-    sources: dict[str, str] = {}
-    inputs, _ = _input_specs(args.inputs, args.max_elements, sources)
-    if not inputs:
-        low, high = _parse_range(args.range)
-        return random_inputs(graph, args.seed, low, high, args.max_elements)
-    bound = bind_inputs(graph, inputs, args.cast, sources)
-    return {la.name or la.label: bound[la.index] for la in parameters(graph)}
+    return reshaped(graph, parse_shapes(getattr(args, "input_shapes", None)))
+
+
+def _model_inputs(graph: Any, args: argparse.Namespace) -> dict[str, Any]:
+    """The arrays given with -i bound to the model's inputs, random ones for the rest (of
+    their declared or --input-shape shapes: give `_shaped(graph, args)`)."""
+    from .inputs import draw, load_given
+
+    given = load_given(args.inputs, args.max_elements)
+    low, high = _parse_range(args.range)
+    arrays, _ = draw(graph, given, args.seed, low, high, args.cast, args.max_elements)
+    return arrays
 
 
 def load_model(path: str) -> Any:
@@ -247,94 +267,40 @@ def load_model(path: str) -> Any:
 def _cmd_run(args: argparse.Namespace) -> int:
     from .arrays import save_npz
     from .files import check_output
-    from .run import (
-        find_layer,
-        layer_input_shape,
-        random_array,
-        random_inputs,
-        run_graph,
-        run_layer,
-    )
+    from .inputs import load_given, parse_shapes
+    from .run_report import execute, format_report
 
     limit = args.max_elements
     graph = load_model(args.model)
-    sources: dict[str, str] = {}
-    inputs, input_paths = _input_specs(args.inputs, limit, sources)
-    protected = [args.model, os.path.splitext(args.model)[0] + ".bin", *input_paths]
+    given = load_given(args.inputs, limit)
+    protected = [args.model, os.path.splitext(args.model)[0] + ".bin", *given.paths]
     check_output(args.output, args.force, protected)
     if not args.output.lower().endswith(".npz"):
         raise UsageError(
             "run writes an .npz archive (one array per output); give -o a name ending in .npz",
             Where(file=args.output),
         )
-    inputs_path = None
     low, high = _parse_range(args.range)
-    if args.layer is not None:
-        layer = find_layer(graph, args.layer)
-        extra: dict[str, Any] = {}
-        if inputs:
-            x, extra = _layer_input(layer, inputs)
-        else:
-            shape = layer_input_shape(graph, layer)
-            from .arrays import check_elements
-
-            check_elements(shape, f'input of "{layer.label}"', limit, layer.where())
-            et = layer.inputs[0].element_type or "f32"
-            x = random_array(shape, et, args.seed, low, high)
-            inputs = {"input": x}
-        plan, outputs = run_layer(graph, args.layer, x, args.convention, args.cast, limit, extra)
-        plans: dict[str, Any] = {layer.label: plan}
-        tensors: dict[str, Any] = {}
-        notes: list[str] = []
-    else:
-        if not inputs:
-            inputs = random_inputs(graph, args.seed, low, high, limit)
-        result = run_graph(graph, inputs, args.convention, args.cast, limit, sources)
-        outputs, plans, tensors = result.outputs, result.all_plans(), result.tensors
-        notes = result.notes
-    if not input_paths:
-        inputs_path = os.path.splitext(args.output)[0] + ".inputs.npz"
-        check_output(inputs_path, args.force, protected)
-    to_save = dict(outputs)
-    if args.save_all:
-        to_save.update(tensors)
-    save_npz(args.output, to_save)
-    if inputs_path:
-        save_npz(inputs_path, inputs)
-    for label, plan in plans.items():
-        print(
-            f"{label}: {plan.op} [{plan.convention}] {list(plan.input_shape)} -> "
-            f"{list(plan.output_shape)}"
-        )
-        refused = getattr(plan, "refused_by", None)
-        if refused:
-            print(f"  note: {refused}; irpool computes the layer all the same")
-    for name, array in to_save.items():
-        print(f"  {name}: {array.dtype.name} {list(array.shape)}")
-    for note in notes:
-        print(f"note: {note}")
-    print(
-        f"wrote {args.output}"
-        + (f" and the random inputs to {inputs_path} (seed {args.seed})" if inputs_path else "")
+    shapes = parse_shapes(args.input_shapes)
+    report = execute(
+        graph, given, shapes, args.layer, args.convention, args.cast, args.seed, low, high, limit
     )
+    report.output_file = args.output
+    report.saved_tensors = args.save_all
+    if any(s.source == "random" for s in report.sources):
+        report.random_inputs_file = os.path.splitext(args.output)[0] + ".inputs.npz"
+        check_output(report.random_inputs_file, args.force, protected)
+    to_save = dict(report.outputs)
+    if args.save_all:
+        to_save.update(report.tensors)
+    save_npz(args.output, to_save)
+    if report.random_inputs_file:
+        save_npz(report.random_inputs_file, report.inputs)
+    if args.json:
+        _print_json(report.to_json())
+    else:
+        print(format_report(report))
     return EXIT_OK
-
-
-def _layer_input(layer: Any, inputs: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
-    """The data input of a layer run alone, and the arrays given for its other inputs (by
-    tensor name or inputN): one unnamed array is the data input."""
-    if len(inputs) == 1:
-        return next(iter(inputs.values())), {}
-    first = layer.inputs[0].names if layer.inputs else ()
-    key = next((k for k in inputs if k in (*first, "input0", "")), None)
-    if key is None:
-        names = ", ".join(p.names[0] for p in layer.inputs if p.names) or "input0, input1, ..."
-        raise UsageError(
-            "--layer runs one layer: give one input array, or name each of its inputs "
-            f"(NAME=FILE with the tensor names {names})"
-        )
-    rest = {k: v for k, v in inputs.items() if k != key}
-    return inputs[key], rest
 
 
 def _run_options(p: Any) -> None:
@@ -351,7 +317,7 @@ def _run_options(p: Any) -> None:
         metavar="OUT.npz",
         help="the .npz archive to write (one array per output)",
     )
-    p.add_argument("--layer", metavar="NAME", help="run only this pooling layer")
+    p.add_argument("--layer", metavar="NAME", help=f"run only this pooling layer ({LAYER_HELP})")
     _add_convention_option(p, "compute what this runtime would (default: openvino for IR layers)")
     p.add_argument(
         "--save-all",
@@ -359,6 +325,7 @@ def _run_options(p: Any) -> None:
         help="also save every intermediate tensor, keyed layername:port",
     )
     p.add_argument("--force", action="store_true", help="replace an existing output file")
+    p.add_argument("--json", action="store_true", help=_json_help("run-1"))
 
 
 RUN = Command(
@@ -400,9 +367,17 @@ def _int_tuple(text: str, what: str) -> tuple[int, ...]:
 def _cmd_explain(args: argparse.Namespace) -> int:
     from .explain import SCHEMA, explain_graph, format_report, to_json
     from .files import check_output
+    from .inputs import parse_shapes, reshaped
 
     graph = load_model(args.model)
-    shape = _int_tuple(args.input_shape, "--input-shape") if args.input_shape else None
+    shapes = parse_shapes(args.input_shapes)
+    shape = None
+    if graph.fragment:  # no model inputs: a shape is the layer's input
+        if set(shapes) - {""}:
+            raise UsageError("a file of layer fragments has no model inputs to give shapes to")
+        shape = shapes.get("")
+    else:
+        graph = reshaped(graph, shapes)
     if args.png:
         check_output(args.png, args.force, [args.model])
     reports = explain_graph(graph, args.layer, args.convention, shape, args.max_elements)
@@ -426,14 +401,14 @@ def _cmd_explain(args: argparse.Namespace) -> int:
 
 def _explain_options(p: Any) -> None:
     p.add_argument("model", metavar="MODEL", help="model.xml, <layer> fragments, or model.onnx")
-    p.add_argument("--layer", metavar="NAME", help="the layer (default: every pooling layer)")
+    p.add_argument(
+        "--layer", metavar="NAME", help=f"the layer ({LAYER_HELP}; default: every pooling layer)"
+    )
     _add_convention_option(
         p, "explain what this runtime computes (default: openvino for IR, onnx for ONNX)"
     )
-    p.add_argument(
-        "--input-shape", metavar="N,C,...", help="input shape for a layer whose input is dynamic"
-    )
-    p.add_argument("--json", action="store_true", help="print JSON (schema irpool.explain/1)")
+    _add_input_shape_option(p)
+    p.add_argument("--json", action="store_true", help=_json_help("explain-1"))
     p.add_argument("--png", metavar="FILE.png", help="draw the windows (needs matplotlib)")
     p.add_argument(
         "--cell",
@@ -478,20 +453,39 @@ EXPLAIN = Command(
 def _add_cross_check_inputs(p: Any, layer_help: str, atol: str, rtol: str) -> None:
     """The options compare and convert-report start with: the input arrays, --layer, and the
     tolerances (their defaults as written in the help)."""
-    _add_input_options(p, "input array (.npy or .npz); default: random from --seed and --range")
+    _add_input_options(p, INPUT_HELP)
     p.add_argument("--layer", dest="layers", action="append", metavar="NAME", help=layer_help)
     p.add_argument(
-        "--atol", type=float, default=float(atol), help=f"absolute tolerance (default {atol})"
+        "--atol",
+        type=_tolerance,
+        default=float(atol),
+        help=f"absolute tolerance (default {atol}: {TOLERANCE_REASON})",
     )
     p.add_argument(
-        "--rtol", type=float, default=float(rtol), help=f"relative tolerance (default {rtol})"
+        "--rtol", type=_tolerance, default=float(rtol), help=f"relative tolerance (default {rtol})"
     )
+
+
+TOLERANCE_REASON = (
+    "irpool reproduces the runtimes bit for bit, and float means get their own allowance "
+    "for summation order, see --exact"
+)
+INPUT_HELP = (
+    "input array: .npy, .npz, .pb (ONNX TensorProto) or a test_data_set_N folder; NAME is a "
+    "model input (repeatable; default: random from --seed and --range)"
+)
 
 
 def _add_cross_check_report(p: Any, exact_help: str, schema: str) -> None:
-    """--exact and --json, as compare and convert-report take them."""
+    """--exact, --json and --html, as compare and convert-report take them."""
     p.add_argument("--exact", action="store_true", help=exact_help)
-    p.add_argument("--json", action="store_true", help=f"print JSON (schema {schema})")
+    p.add_argument("--json", action="store_true", help=_json_help(schema))
+    p.add_argument(
+        "--html",
+        metavar="FILE.html",
+        help="also write a self-contained HTML page of the report (heatmaps of differing cells)",
+    )
+    p.add_argument("--force", action="store_true", help="replace an existing HTML file")
 
 
 def _print_report(
@@ -504,27 +498,46 @@ def _print_report(
     after: Sequence[str] = (),
 ) -> int:
     """A compare or convert-report report on stdout (JSON with --json, `extra` keys added; in
-    text, the lines `after` follow the report), and the exit code."""
+    text, the lines `after` follow the report), an --html page, and the exit code."""
+    if args.html:
+        from .files import atomic_write_text
+        from .html import render_html
+
+        atomic_write_text(args.html, render_html(to_json(report)))
     if args.json:
         _print_json({**to_json(report), **(extra or {})})
     else:
         print(format_report(report))
         if after:
             print("\n".join(after))
+        if args.html:
+            print(f"wrote {args.html}")
     return EXIT_OK if ok else EXIT_FINDING
+
+
+def _check_html(args: argparse.Namespace) -> None:
+    """Refuse an --html path that exists (without --force) before anything runs."""
+    if args.html:
+        from .files import check_output
+
+        if not args.html.lower().endswith((".html", ".htm")):
+            raise UsageError("--html writes a web page; give it a name ending in .html")
+        check_output(args.html, args.force, [args.model, *(args.inputs or [])])
 
 
 def _cmd_compare(args: argparse.Namespace) -> int:
     from .compare import compare_model, format_report, to_json
     from .oracles import openvino_rt
 
+    _check_html(args)
     graph = load_model(args.model)
     if graph.format != "onnx":
         openvino_rt.load()
     if graph.fragment:
         raise UsageError(f"{args.model} holds layer fragments; compare needs a full net")
+    graph = _shaped(graph, args)
     inputs = _model_inputs(graph, args)
-    show = None if args.json else _progress(args)
+    show = _progress(args, "compare", "layer")
     report = compare_model(
         graph,
         inputs,
@@ -556,6 +569,8 @@ def _source_check(
     command = ["irpool", "convert-report", args.model]
     for spec in args.inputs or []:
         command += ["-i", spec]
+    for spec in args.input_shapes or []:
+        command += ["--input-shape", spec]
     if not args.inputs:
         command += ["--seed", str(args.seed), "--range", args.range]
     try:
@@ -571,10 +586,7 @@ def _source_check(
 def _compare_options(p: Any) -> None:
     p.add_argument("model", metavar="MODEL", help="model.xml or model.onnx")
     _add_cross_check_inputs(
-        p,
-        "compare only this pooling layer: its name, or (ONNX) an output tensor's (repeatable)",
-        atol="0",
-        rtol="0",
+        p, f"compare only this pooling layer ({LAYER_HELP}; repeatable)", atol="0", rtol="0"
     )
     _add_convention_option(
         p, "what irpool computes (default: openvino for IR, onnx for ONNX models)"
@@ -586,9 +598,7 @@ def _compare_options(p: Any) -> None:
         help="openvino's INFERENCE_PRECISION_HINT (default f32)",
     )
     _add_cross_check_report(
-        p,
-        "no allowance for summation-order rounding in ONNX float means (bit for bit)",
-        "irpool.compare/1",
+        p, "no allowance for summation-order rounding in ONNX float means", "compare-1"
     )
     p.add_argument("--fail-fast", action="store_true", help="stop at the first differing layer")
     _add_progress_option(p)
@@ -600,28 +610,14 @@ COMPARE = Command(
     _compare_options,
     help="cross-check every pooling layer of a model against openvino (or onnxruntime)",
     description=(
-        "Run the whole model in openvino (any layer types; onnxruntime for an ONNX model), "
-        "take each pooling layer's actual input from it, compute the layer with irpool's "
-        "core and compare the "
-        "outputs: errors in abs/rel/ulp, mismatch counts, the worst element, the smallest "
-        "tolerances that would pass; indices exactly. A mismatch is diagnosed against the "
-        "other conventions and the known divergences. IR layers must match openvino bit for "
-        "bit (measured: they do). Float AveragePool nodes of an ONNX model may also differ "
-        "from onnxruntime by summation-order rounding, at most (taps + 1) * eps * max|x| of "
-        "the window (plus one ulp of an f16 output), because onnxruntime's MLAS kernels sum "
-        "a window in another order than irpool (measured: up to 4 ulp on shufflenet, at most "
-        "0.21 of that bound over 1,050 random nodes); --exact turns this off. MaxPool, "
-        "indices and integer types are always compared exactly. A layer openvino 2026.4 "
-        "is known to crash or fail on (AvgPool-16, or MaxPool-8/14 with its indices used, "
-        "without dilations) is refused before openvino sees it. Reductions (ReduceMean, "
-        "ReduceSum, ReduceL1/L2, global pooling) may differ by another summation order, at "
-        "most (n + 1) * eps * mean|x| of the n reduced elements plus one ulp (openvino may "
-        "lay a reduction out otherwise inside a network); --exact turns this off too. An "
-        "ONNX node onnxruntime has no kernel for (LpPool-1) is compared with onnx's "
-        "reference evaluator. Pooling-like layers irpool does not cover (ROIPooling, "
-        "ReduceMin, ...) are listed as skipped, with the reason, and counted in the "
-        "summary. Exit 0 all agree, 1 a mismatch, 2 invalid input, 3 the oracle is not "
-        "installed."
+        "Run the whole model in openvino (onnxruntime for an ONNX model; onnx's reference "
+        "evaluator for a node onnxruntime has no kernel for), compute each pooling layer with "
+        "irpool on the input the runtime gave it, and compare the outputs: errors in "
+        "abs/rel/ulp, the worst element, the smallest tolerances that pass; indices exactly. "
+        "A mismatch is diagnosed against the other conventions and the known divergences. "
+        "Float means and reductions may differ by summation order within a bound "
+        "(docs/cli.md); pooling-like layers irpool does not cover are listed as skipped. "
+        "Exit 0 all agree, 1 a mismatch, 2 invalid input, 3 the oracle is not installed."
     ),
 )
 
@@ -634,15 +630,24 @@ def _cmd_convert_report(args: argparse.Namespace) -> int:
     from .frontends import onnx_model
     from .oracles import openvino_rt
 
+    _check_html(args)
     if not onnx_model.is_onnx_path(args.model):
         return _cmd_audit(args)
-    if args.source or args.input_shapes:
-        raise UsageError("--source and --input-shape are for IRs and source models, not ONNX")
+    if args.source:
+        raise UsageError("--source is for IRs (which framework they came from), not ONNX models")
     openvino_rt.load()
-    graph = onnx_model.load(args.model)
+    graph = _shaped(onnx_model.load(args.model), args)
     inputs = _model_inputs(graph, args)
-    report = convert_report(graph, inputs, args.atol, args.rtol, args.layers, args.exact)
+    atol = 0.0 if args.atol is None else args.atol
+    rtol = 0.0 if args.rtol is None else args.rtol
+    report = convert_report(graph, inputs, atol, rtol, args.layers, args.exact)
     return _print_report(args, report, format_report, to_json, report.same)
+
+
+AUDIT_TOLERANCE = (1e-6, 1e-5)
+"""convert-report's default atol and rtol on a source model or an IR: two frameworks may sum a
+float mean in different orders, and the audit has no per-window bound for that (ONNX: 0 and
+the summation bound; --exact: none)."""
 
 
 def _cmd_audit(args: argparse.Namespace) -> int:
@@ -650,7 +655,10 @@ def _cmd_audit(args: argparse.Namespace) -> int:
     from .audit import audit_tf, audit_torch, format_report, parse_shapes, source_kind, to_json
 
     kind = source_kind(args.model)
-    atol, rtol = (0.0, 0.0) if args.exact else (args.atol, args.rtol)
+    atol = AUDIT_TOLERANCE[0] if args.atol is None else args.atol
+    rtol = AUDIT_TOLERANCE[1] if args.rtol is None else args.rtol
+    if args.exact:
+        atol, rtol = 0.0, 0.0
     if kind == "ir":
         from .audit_ir import audit_ir
 
@@ -709,11 +717,21 @@ def _convert_report_options(p: Any) -> None:
     )
     _add_cross_check_inputs(
         p,
-        "report only this pooling node: its ONNX name or an output tensor's; a source model's "
-        "op: its name, module path or layer (repeatable)",
-        atol="1e-6",
-        rtol="1e-5",
+        f"report only this pooling node ({LAYER_HELP}); a source model's op: its name, module "
+        "path or layer (repeatable)",
+        atol="0",
+        rtol="0",
     )
+    # the defaults depend on the model: ONNX 0 (see --exact), source models and IRs 1e-6, 1e-5
+    p.set_defaults(atol=None, rtol=None)
+    for action in p._actions:
+        if action.dest == "atol":
+            action.help = (
+                f"absolute tolerance (default 0 for ONNX: {TOLERANCE_REASON}; 1e-6 for source "
+                "models and IRs, whose frameworks may sum float means in another order)"
+            )
+        elif action.dest == "rtol":
+            action.help = "relative tolerance (default 0 for ONNX, 1e-5 otherwise)"
     p.add_argument(
         "--source",
         choices=["torch", "onnx", "tf"],
@@ -721,19 +739,18 @@ def _convert_report_options(p: Any) -> None:
         help="the framework an IR was converted from (default: detected; PyTorch when no mark "
         "tells)",
     )
-    p.add_argument(
-        "--input-shape",
-        dest="input_shapes",
-        action="append",
-        metavar="[NAME=]N,C,...",
-        help="shape of a random input the source model does not record (repeatable)",
-    )
     _add_cross_check_report(
         p,
         "no allowance for summation-order rounding in float means (source models and IRs: bit "
         "for bit)",
-        "irpool.convert-report/2; /3 for IRs and source models",
+        "convert-report-2",
     )
+    for action in p._actions:
+        if action.dest == "json":
+            action.help = (
+                "print JSON (schema irpool.convert-report/2 for ONNX, /3 for source models and "
+                "IRs: irpool/schemas/convert-report-2.json, convert-report-3.json)"
+            )
 
 
 CONVERT_REPORT = Command(
@@ -742,24 +759,14 @@ CONVERT_REPORT = Command(
     _convert_report_options,
     help="what openvino's conversion made of each pooling op (ONNX, PyTorch, TensorFlow)",
     description=(
-        "Convert an ONNX model (any network) with openvino, run it on openvino's CPU plugin "
-        "with each pooling node's input and outputs as extra outputs, and compare what the "
-        "converted model computes there with what the ONNX node means (irpool's onnx "
-        "convention, which follows onnxruntime) on the same input; name the divergence "
-        "where they differ (D1, D2c, D4, D6, D10b). With onnxruntime installed, each node's "
-        "meaning is also checked against onnxruntime's own output (as compare does). Float "
-        "means may differ by summation-order rounding, (taps + 1) * eps * max|x| of the "
-        "window, unless --exact. "
-        "A PyTorch program (.pt2 from torch.export.save, or TorchScript from torch.jit.save) "
-        "or a TensorFlow model (a SavedModel directory, a .keras file) is converted with "
-        "openvino too, and each pooling op as the framework computes it (run again on the "
-        "input openvino gave its layer) is compared with the layer it became: torch's or "
-        "TensorFlow's name of the op, the layer, both attributes, the differing cells and "
-        "the divergence (D3, D8, D36, D37, D38). An IR (.xml) is compared layer by layer "
-        "with what its source framework computes for the same attributes: the framework is "
-        "detected from the marks openvino's front ends leave, or given with --source. "
-        "Exit 0 all the same, 1 a difference, 2 invalid input (also a model openvino "
-        "cannot convert, such as divisor_override), 3 openvino, onnx, torch or tensorflow "
+        "Convert a model with openvino, run it on openvino's CPU plugin, and compare what each "
+        "pooling op became with what the op means in its framework, on the same input: ONNX "
+        "(irpool's onnx convention, checked against onnxruntime when it is installed), a "
+        "PyTorch program (.pt2, TorchScript .pt) or a TensorFlow model (SavedModel, .keras) "
+        "run by the framework itself, or an IR compared with its detected (or --source) "
+        "framework; name the divergence where they differ (docs/divergences.md, "
+        "docs/debugging-a-converted-model.md). Exit 0 all the same, 1 a difference, 2 invalid "
+        "input (also a model openvino cannot convert), 3 openvino, onnx, torch or tensorflow "
         "missing."
     ),
 )
@@ -775,14 +782,28 @@ def _cmd_fixtures(args: argparse.Namespace) -> int:
         from .oracles import openvino_rt
 
         openvino_rt.load()
+    if (args.inputs or args.input_shapes) and args.from_model is None:
+        raise UsageError("-i and --input-shape give the inputs of --from MODEL.xml")
     cases, skipped, settings = plan_cases(
-        args.preset, args.grid, args.from_model, args.layers, args.seed
+        args.preset,
+        args.grid,
+        args.from_model,
+        args.layers,
+        args.seed,
+        inputs=args.inputs,
+        input_shapes=args.input_shapes,
+        data_set=args.data_set,
     )
-    show = _progress(args)
+    show = _progress(args, "fixtures", "case")
     report = generate(
         args.outdir, cases, settings, skipped, args.force, args.resume, args.verify, show
     )
-    print(format_summary(report))
+    if args.json:
+        from .fixtures import summary_to_json
+
+        _print_json(summary_to_json(report))
+    else:
+        print(format_summary(report))
     unexplained = [s for s in report.statuses if s.status != "confirmed" and not s.known]
     return EXIT_FINDING if unexplained else EXIT_OK
 
@@ -810,7 +831,22 @@ def _fixtures_options(p: Any) -> None:
         dest="layers",
         action="append",
         metavar="NAME",
-        help="with --from: the layer to extract (repeatable; default every pooling layer)",
+        help=f"with --from: the layer to extract ({LAYER_HELP}; repeatable; default all)",
+    )
+    p.add_argument(
+        "-i",
+        "--input",
+        dest="inputs",
+        action="append",
+        metavar="[NAME=]FILE",
+        help="with --from: the model's input array (as run and compare take them)",
+    )
+    _add_input_shape_option(p)
+    p.add_argument(
+        "--data-set",
+        action="store_true",
+        help="also write each case's input and outputs as ONNX TensorProto files "
+        "(test_data_set_0/input_0.pb, output_0.pb, ...; needs onnx)",
     )
     p.add_argument("--seed", type=_natural, default=0, help="seed of the random inputs (default 0)")
     p.add_argument(
@@ -830,6 +866,7 @@ def _fixtures_options(p: Any) -> None:
         help="complete an interrupted run: keep its finished cases, write the rest",
     )
     _add_progress_option(p)
+    p.add_argument("--json", action="store_true", help=_json_help("fixtures-summary-1"))
 
 
 FIXTURES = Command(
@@ -879,11 +916,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.stderr.write("irpool: a COMMAND is required; see the list above or irpool --help\n")
         return EXIT_INVALID
     try:
+        _check_environment()
         code: int = args.func(args)
         sys.stdout.flush()
         return code
     except IrpoolError as e:
-        sys.stderr.write(f"irpool: {_one_line(str(e))}\n")
+        sys.stderr.write(f"irpool: {_one_line(e.text('cli'))}\n")
         return e.exit_code
     except KeyboardInterrupt:
         sys.stderr.write("irpool: interrupted\n")
@@ -903,6 +941,15 @@ def main(argv: Sequence[str] | None = None) -> int:
             "(this is a bug in irpool; set IRPOOL_DEBUG=1 for the traceback)\n"
         )
         return EXIT_INTERNAL
+
+
+def _check_environment() -> None:
+    """Every irpool setting of the environment is read before anything runs, so that a bad one
+    is refused by name whatever the command (an integer >= 1, or unset)."""
+    from .env import env_int
+
+    for name in ("IRPOOL_MAX_ELEMENTS", "IRPOOL_MAX_XML_BYTES", "IRPOOL_THREADS"):
+        env_int(name, 1)
 
 
 def _one_line(text: str) -> str:

@@ -20,14 +20,14 @@ import numpy.typing as npt
 
 from . import conventions as conv
 from .arrays import mismatches
-from .errors import IrpoolError, OracleRefused, UsageError, Where
+from .errors import IrpoolError, OracleRefused, Where
 from .families import FamilyPlan
 from .geometry import PoolPlan, for_dtype
 from .kernel import pool
-from .model import Graph, Layer, format_shape
+from .model import Graph, Layer, format_shape, shape_of
 from .oracles import openvino_rt, refusals
 from .run import declared, pool_held, run_qlinear
-from .shapes import PoolingLayer, infer
+from .shapes import PoolingLayer, infer, pooling_layer
 from .skipped import Skipped, skipped_layers
 
 Array = npt.NDArray[Any]
@@ -63,6 +63,8 @@ class OutputComparison:
     """Values that differ, but by no more than two summation orders can (see rounding_bound)."""
     rounding_share: float | None = None
     """The largest difference as a share of that bound (None: no bound applied)."""
+    mismatch_map: dict[str, Any] | None = None
+    """Where the differing values are over the output's spatial cells (see mismatch_map)."""
 
 
 @dataclass
@@ -85,6 +87,11 @@ class LayerComparison:
     error: str | None = None
     diagnosis: Diagnosis | None = None
     notes: list[str] = field(default_factory=list)
+    attributes: dict[str, str] = field(default_factory=dict)
+    """The layer's attributes as written in the model."""
+    plans: dict[str, Any] = field(default_factory=dict)
+    """The layer under each convention on its actual input: the plan's switches (plan_to_json)
+    with the output shape, or {"refuses": why}."""
 
 
 class Unrunnable(Exception):
@@ -106,6 +113,21 @@ class CompareReport:
     `exact`)."""
     skipped: list[Skipped] = field(default_factory=list)
     """Pooling-like layers not compared (no entry in irpool), with the reason."""
+    format: str = "ir"
+    """The model's front end: ir or onnx (whose reports speak of nodes)."""
+
+    def to_json(self) -> dict[str, Any]:
+        """The report as `--json` prints it (schema irpool.compare/1)."""
+        return to_json(self)
+
+    @property
+    def runtime(self) -> str:
+        """The oracle's name: openvino, onnxruntime, or onnx-reference (onnx's evaluator)."""
+        if self.openvino.startswith("onnxruntime"):
+            return "onnxruntime"
+        if self.openvino.startswith("onnx "):
+            return "onnx-reference"
+        return "openvino"
 
     @property
     def passed(self) -> bool:
@@ -225,6 +247,7 @@ def compare_arrays(
         result.rounding_share = float(np.where(np.isnan(share), np.inf, share).max())
         bad = bad & ~covered
     result.mismatches = int(np.count_nonzero(bad))
+    result.mismatch_map = mismatch_map(bad)
     if result.mismatches:
         score = np.where(bad, np.where(finite, diff, np.inf), -1.0)
         worst = np.unravel_index(int(np.argmax(score)), score.shape)
@@ -235,6 +258,67 @@ def compare_arrays(
     result.min_atol = result.max_abs
     result.min_rtol = result.max_rel
     return result
+
+
+MAP_CELLS = 4096
+"""Most cells a mismatch map lists one by one; beyond it a coarse map of blocks comes along."""
+
+
+def _coarse(counts: Array, limit: int) -> dict[str, Any]:
+    """Per block of cells, how many of them differ; blocks as small as keep at most `limit`."""
+    shape = counts.shape
+    factor = max(1, math.ceil((counts.size / limit) ** (1 / len(shape))))
+    while math.prod(math.ceil(n / factor) for n in shape) > limit:
+        factor += 1
+    block = [min(factor, n) for n in shape]
+    blocks = [math.ceil(n / b) for n, b in zip(shape, block, strict=True)]
+    pad = [(0, c * b - n) for n, b, c in zip(shape, block, blocks, strict=True)]
+    padded = np.pad((counts > 0).astype(np.int64), pad)
+    split: list[int] = []
+    for c, b in zip(blocks, block, strict=True):
+        split += [c, b]
+    sums = padded.reshape(split).sum(axis=tuple(range(1, 2 * len(shape), 2)))
+    return {"block": block, "shape": blocks, "differing": sums.tolist()}
+
+
+def mismatch_map(bad: Array, limit: int = MAP_CELLS) -> dict[str, Any] | None:
+    """Where an output (N, C, *spatial) differs, over its spatial cells: `shape` (spatial),
+    `planes` (N * C, folded into each cell), `differing_cells` (cells where a plane differs),
+    `cells` ([*index, planes differing there], C order, at most `limit`), `truncated`, and
+    past the limit `coarse` (per block of `block` cells, how many differ).  None for an output
+    without spatial axes, or one where nothing differs."""
+    if bad.ndim < 3 or not bad.any():
+        return None
+    spatial = bad.shape[2:]
+    planes = int(bad.shape[0] * bad.shape[1])
+    counts = bad.reshape((planes, *spatial)).sum(axis=0)
+    where = np.argwhere(counts > 0)
+    out: dict[str, Any] = {
+        "shape": [int(n) for n in spatial],
+        "planes": planes,
+        "differing_cells": len(where),
+        "cells": [[*map(int, idx), int(counts[tuple(idx)])] for idx in where[:limit]],
+        "truncated": len(where) > limit,
+    }
+    if len(where) > limit:
+        out["coarse"] = _coarse(counts, limit)
+    return out
+
+
+def layer_plans(pl: PoolingLayer, x: Array, indices_used: bool) -> dict[str, Any]:
+    """The layer on input x under every convention: its plan (plan_to_json) and output shape,
+    or why the convention refuses it."""
+    from .run_report import plan_to_json
+
+    out: dict[str, Any] = {}
+    for name in conv.CONVENTIONS:
+        try:
+            p = pl.bound.plan(tuple(x.shape), x.dtype, name, indices_used)
+        except IrpoolError as e:
+            out[name] = {"refuses": e.message}
+            continue
+        out[name] = {"output_shape": list(p.output_shape), **plan_to_json(p)}
+    return out
 
 
 def _values_of(
@@ -400,8 +484,9 @@ def diagnose(
             reasons = reasons or name_divergences(used, other, x)
     if matches:
         who = " and ".join(f"the {m} convention" for m in matches)
+        verb = "reproduces" if len(matches) == 1 else "reproduce"
         where = f"; first differing cells (spatial): {cells}" if cells else ""
-        text = f"{who} reproduces {oracle}'s numbers: {'; '.join(reasons)}{where}"
+        text = f"{who} {verb} {oracle}'s numbers: {'; '.join(reasons)}{where}"
     else:
         text = (
             f"no convention reproduces {oracle}'s numbers: this is a runtime bug or an irpool "
@@ -479,6 +564,7 @@ def compare_model(
         layers=[],
         missing=missing,
         rounding=onnx_graph and not exact,
+        format=graph.format,
     )
     oracle_name = "openvino"
     if onnx_graph:
@@ -497,6 +583,7 @@ def compare_model(
             continue
         ins, outs = probed[pl.layer.name]
         result = LayerComparison(pl.layer.label, pl.layer.id, pl.spec.label, pl.layer.line, cv)
+        result.attributes = {k: str(v) for k, v in pl.layer.data.items()}
         if pl.layer.name in skipped:
             result.notes.append(skipped[pl.layer.name])
         allowance = None
@@ -546,8 +633,23 @@ def compare_model(
                 "[" + ",".join(map(str, port.dims)) + "]" if port and port.dims is not None else "-"
             )
             c.inferred = format_shape(pl.output_shape)
+            if k == 0 and not all(d.is_static for d in pl.output_shape or ()) and ins:
+                # a dynamic model: the shape irpool's rules give for the input the runtime had
+                c.inferred = format_shape(
+                    pooling_layer(pl.bound, shape_of(ins[0].shape)).output_shape
+                )
             result.outputs.append(c)
         result.passed = all(o.passed for o in result.outputs)
+        if pl.spec.kind != "qlinear" and pl.bound.family is None:
+            result.plans = layer_plans(pl, x, len(outs) > 1)
+        known = None
+        if report.runtime == "onnx-reference" and pl.bound.family is None:
+            known = _reference_known_wrong(pl, x)
+        if known:
+            result.notes.append(
+                f"onnx's reference evaluator is known to compute this node otherwise ({known}); "
+                "a difference here is the evaluator's, not irpool's (docs/divergences.md)"
+            )
         if not result.passed and pl.bound.family is not None:
             result.diagnosis = diagnose_family(
                 pl, list(ins), outs, fused, got, atol, rtol, oracle_name
@@ -556,6 +658,15 @@ def compare_model(
             result.diagnosis = diagnose(
                 pl, x, outs, used, got, atol, rtol, oracle_name, rounding=onnx_graph
             )
+            if known:
+                # the evaluator's known bug explains the difference (the divergence table's D12
+                # family): irpool's onnx convention follows onnxruntime's kernels instead
+                result.diagnosis.divergences.insert(0, known)
+                result.diagnosis.text = (
+                    f"onnx's reference evaluator is known to be wrong here ({known}); irpool's "
+                    "onnx convention computes what onnxruntime's kernels compute"
+                    + (f"; also: {result.diagnosis.text}" if result.diagnosis.matches else "")
+                )
         report.layers.append(result)
         if fail_fast and not result.passed:
             break
@@ -570,21 +681,29 @@ def compare_model(
     return report
 
 
+def _reference_known_wrong(pl: PoolingLayer, x: Array) -> str | None:
+    """Why onnx's reference evaluator is known to compute this node otherwise (its bugs of the
+    divergence table, oracles/onnx_reference.known_wrong), or None."""
+    from .oracles import onnx_reference
+
+    has_nan = (x.dtype.kind == "f" or x.dtype.name == "bfloat16") and bool(
+        np.isnan(x.astype(np.float32)).any()
+    )
+    return onnx_reference.known_wrong(pl.layer.type, pl.layer.attrs, tuple(x.shape), has_nan)
+
+
 def select_layers(
     graph: Graph, pooling: list[PoolingLayer], names: list[str] | None
 ) -> list[PoolingLayer]:
-    """The pooling layers --layer NAME picks (all without names); an unknown name is a usage
-    error that lists the pooling layers."""
+    """The pooling layers the names pick (all without names), each by name, id, output tensor
+    name or a unique part of its name (irpool.lookup); a name that picks none is a usage error
+    that lists the closest."""
     if not names:
         return pooling
-    unknown = [n for n in names if not any(selects(pl.layer, n) for pl in pooling)]
-    if unknown:
-        known = ", ".join(pl.layer.label for pl in pooling) or "none"
-        raise UsageError(
-            f"no pooling layer {', '.join(repr(u) for u in unknown)}; pooling layers: {known}",
-            Where(file=graph.path),
-        )
-    return [pl for pl in pooling if any(selects(pl.layer, n) for n in names)]
+    from .lookup import find_all, pick
+
+    layers = [pl.layer for pl in pooling]
+    return pick(pooling, layers, find_all(graph, names, layers))
 
 
 def _fmt(value: float | None) -> str:
@@ -659,17 +778,14 @@ def format_report(report: CompareReport) -> str:
         f"{report.path}: {report.openvino}; irpool convention {report.convention}; "
         f"tolerance atol={report.atol:g} rtol={report.rtol:g} (indices exact{allowed})"
     ]
-    who = "openvino"
-    if report.openvino.startswith("onnxruntime"):
-        who = "onnxruntime"
-    elif report.openvino.startswith("onnx "):
-        who = "reference"
+    who = {"onnx-reference": "reference"}.get(report.runtime, report.runtime)
+    word = "node" if report.format == "onnx" else "layer"
     for layer in report.layers:
         status = "ok  " if layer.passed else "DIFF"
         where = f"{report.path}:{layer.line}" if layer.line is not None else report.path
-        lines.append(f'  {status}  {where}: layer "{layer.layer}" ({layer.op})')
+        lines.append(f'  {status}  {where}: {word} "{layer.layer}" ({layer.op})')
         if layer.error:
-            lines.append(f"          irpool refuses the layer: {layer.error}")
+            lines.append(f"          irpool refuses the {word}: {layer.error}")
         for o in layer.outputs:
             shapes = (
                 f"declared {o.declared}, irpool {o.inferred}, {who} {o.produced}"
@@ -706,19 +822,19 @@ def format_report(report: CompareReport) -> str:
         if layer.diagnosis:
             lines.append(f"          diagnosis: {layer.diagnosis.text}")
     for name in report.missing:
-        lines.append(f'  skip  layer "{name}": not in openvino\'s model (it reaches no Result)')
+        lines.append(f'  skip  {word} "{name}": not in {who}\'s model (it reaches no output)')
     for sk in report.skipped:
         where = f"{report.path}:{sk.line}" if sk.line is not None else report.path
-        lines.append(f'  skip  {where}: layer "{sk.layer}" ({sk.op}): not compared: {sk.reason}')
+        lines.append(f'  skip  {where}: {word} "{sk.layer}" ({sk.op}): not compared: {sk.reason}')
     n_bad = sum(1 for layer in report.layers if not layer.passed)
     n_skipped = len(report.missing) + len(report.skipped)
     summary = (
-        f"{report.path}: {len(report.layers)} pooling layer(s) compared, {n_bad} differ, "
+        f"{report.path}: {len(report.layers)} pooling {word}(s) compared, {n_bad} differ, "
         f"{n_skipped} skipped"
     )
     first = report.first_divergence
     if first is not None:
-        summary += f'; first diverging layer in topological order: "{first.layer}"'
+        summary += f'; first diverging {word} in topological order: "{first.layer}"'
     lines.append(summary)
     return "\n".join(lines)
 
@@ -734,17 +850,32 @@ def _json_value(v: Any) -> Any:
 
 
 def outputs_json(outputs: Any) -> list[dict[str, Any]]:
-    """Per-output comparison records as JSON objects (non-finite numbers as strings)."""
-    return [{k: _json_value(v) for k, v in o.__dict__.items()} for o in outputs]
+    """Per-output comparison records as JSON objects (non-finite numbers as strings; a
+    mismatch map only where values differ)."""
+    records = []
+    for o in outputs:
+        record = {
+            k: _json_value(v)
+            for k, v in o.__dict__.items()
+            if not (k == "mismatch_map" and v is None)
+        }
+        record["worst_oracle"] = record["worst_openvino"]  # the neutral name of the same value
+        records.append(record)
+    return records
 
 
 def to_json(report: CompareReport) -> dict[str, Any]:
+    from . import __version__
+
     return {
         "schema": SCHEMA,
+        "irpool": __version__,
         "file": report.path,
+        "format": report.format,
         "oracle": report.openvino,
+        "runtime": report.runtime,
         "device": "CPU",
-        "inference_precision_hint": report.precision,
+        "inference_precision_hint": report.precision if report.runtime == "openvino" else None,
         "convention": report.convention,
         "atol": report.atol,
         "rtol": report.rtol,
@@ -752,6 +883,7 @@ def to_json(report: CompareReport) -> dict[str, Any]:
         "passed": report.passed,
         "first_diverging_layer": report.first_divergence.layer if report.first_divergence else None,
         "missing_in_openvino": report.missing,
+        "missing_in_oracle": report.missing,
         "skipped": [
             *[
                 {"layer": name, "type": None, "line": None, "reason": "not in the runtime's model"}
@@ -768,6 +900,8 @@ def to_json(report: CompareReport) -> dict[str, Any]:
                 "passed": layer.passed,
                 "error": layer.error,
                 "notes": layer.notes,
+                "attributes": layer.attributes,
+                "plans": layer.plans,
                 "outputs": outputs_json(layer.outputs),
                 "diagnosis": None
                 if layer.diagnosis is None
@@ -784,12 +918,7 @@ def to_json(report: CompareReport) -> dict[str, Any]:
 
 
 def progress_bar(stream: Any = sys.stderr) -> Callable[[int, int, str], None]:
-    def show(done: int, total: int, label: str) -> None:
-        width = 30
-        filled = int(width * done / max(total, 1))
-        stream.write(f"\r[{'#' * filled}{'.' * (width - filled)}] {done}/{total} {label[:30]:30}")
-        if done >= total:
-            stream.write("\n")
-        stream.flush()
+    """A progress callback drawing a bar on `stream` (irpool.progress, tqdm)."""
+    from .progress import progress_bar as bar
 
-    return show
+    return bar("compare", "layer", stream, force=True)

@@ -62,6 +62,8 @@ class NodeReport:
     onnxruntime: str | None = None
     """What onnxruntime computes instead of the node's ONNX meaning (None: the same, or not
     asked)."""
+    openvino_attributes: dict[str, str] = field(default_factory=dict)
+    """Every attribute of the pooling op openvino placed for the node, as an IR writes it."""
     refused: str | None = None
     """openvino's front end refuses to convert the node (its words)."""
     skipped: str | None = None
@@ -87,6 +89,10 @@ class ConvertReport:
     rounding: bool = True
     skipped_layers: list[Skipped] = field(default_factory=list)
     """Pooling-like nodes irpool has no entry for, with the reason."""
+
+    def to_json(self) -> dict[str, Any]:
+        """The report as `--json` prints it (schema irpool.convert-report/2)."""
+        return to_json(self)
 
     @property
     def same(self) -> bool:
@@ -313,7 +319,12 @@ def _ask_onnxruntime(
             "alone"
         )
         return {}
-    report.onnxruntime = compared.openvino.split(" CPU")[0].removeprefix("onnxruntime ")
+    if compared.runtime != "onnxruntime":
+        report.notes.append(
+            f"the ONNX meanings were checked against {compared.openvino} instead of onnxruntime"
+        )
+    else:
+        report.onnxruntime = compared.openvino.split(" CPU")[0].removeprefix("onnxruntime ")
     found: dict[str, str | None] = {}
     for layer in compared.layers:
         if layer.passed:
@@ -355,6 +366,8 @@ def _node_report(
         openvino_rt.upstream_pooling(present[0]) if present else "not found in the converted model"
     )
     report = NodeReport(layer.label, pl.spec.label, dict(layer.attrs), ov_layer)
+    if present:
+        report.openvino_attributes = openvino_rt.upstream_pooling_attributes(present[0])
     report.onnxruntime = checked.get(layer.label)
     ins: list[Array | None] = []
     for port, source in zip(layer.inputs, node.inputs, strict=True):
@@ -477,13 +490,19 @@ def _output_json(c: OutputComparison) -> dict[str, Any]:
         "nan_mismatches": c.nan_mismatches,
         "inf_mismatches": c.inf_mismatches,
         "summation_rounding": c.rounding,
+        "shape_ok": c.shape_ok,
     }
+    if c.mismatch_map is not None:
+        record["mismatch_map"] = c.mismatch_map
     return {k: _json_value(v) for k, v in record.items()}
 
 
 def to_json(report: ConvertReport) -> dict[str, Any]:
+    from . import __version__
+
     return {
         "schema": SCHEMA,
+        "irpool": __version__,
         "file": report.path,
         "openvino": report.openvino,
         "onnxruntime": report.onnxruntime,
@@ -512,6 +531,7 @@ def to_json(report: ConvertReport) -> dict[str, Any]:
                 "openvino_refused": n.refused,
                 "skipped": n.skipped,
                 "outputs": [_output_json(c) for c in n.outputs],
+                "openvino_attributes": n.openvino_attributes,
             }
             for n in report.nodes
         ],

@@ -7,7 +7,44 @@ knows the file, line and layer, attaches a `Where` with `IrpoolError.at`.  The C
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
+
+# -- options named in messages ------------------------------------------------------------------
+# A message that tells the user which option to change names it with `option(key)`: the command
+# line shows the flag, the Python API the argument (OPTIONS), so that neither speaks the
+# other's language.
+
+OPTIONS: dict[str, tuple[str, str]] = {
+    "cast": ("--cast", "cast=True"),
+    "force": ("--force", "force=True"),
+    "resume": ("--resume", "resume=True"),
+    "layer": ("--layer ", "layer="),
+    "layers": ("--layer", "layers="),
+    "input": ("-i NAME=FILE", "inputs={NAME: array}"),
+    "input_shape": ("--input-shape", "input_shapes="),
+    "max_elements": ("--max-elements", "max_elements="),
+    "from": ("--from", "model="),
+    "seed": ("--seed ", "seed="),
+    "cell": ("--cell", "cell"),
+    "depth": ("--depth", "depth"),
+    "png": ("--png", "draw()"),
+    "preset_grid_from": ("--preset, --grid and --from", "preset=, grid= and model="),
+}
+_MARK = re.compile("\ue000([a-z_]+)\ue001")
+
+
+def option(key: str) -> str:
+    """A placeholder for option `key` (OPTIONS) in a message, rendered per interface."""
+    assert key in OPTIONS, key
+    return f"\ue000{key}\ue001"
+
+
+def render(text: str, style: str = "api") -> str:
+    """A message with its option placeholders written for the command line (`cli`) or for the
+    Python API (`api`)."""
+    column = 0 if style == "cli" else 1
+    return _MARK.sub(lambda m: OPTIONS[m.group(1)][column], text)
 
 
 @dataclass(frozen=True)
@@ -20,6 +57,8 @@ class Where:
     layer_id: str | None = None
     op: str | None = None
     version: str | None = None
+    noun: str = "layer"
+    """What the model calls its layers: `layer` (IR) or `node` (ONNX)."""
 
     def merged(self, other: Where | None) -> Where:
         """This place, with the fields it lacks taken from `other`."""
@@ -32,6 +71,7 @@ class Where:
             layer_id=self.layer_id if self.layer_id is not None else other.layer_id,
             op=self.op if self.op is not None else other.op,
             version=self.version if self.version is not None else other.version,
+            noun=self.noun if self.layer is not None else other.noun,
         )
 
     def __str__(self) -> str:
@@ -48,7 +88,7 @@ class Where:
                 )
                 if p
             )
-            label = f'layer "{self.layer}"' if self.layer is not None else "layer"
+            label = f'{self.noun} "{self.layer}"' if self.layer is not None else self.noun
             parts.append(f"{label} ({detail})" if detail else label)
         return ": ".join(parts)
 
@@ -59,20 +99,27 @@ class IrpoolError(Exception):
     exit_code = 2
 
     def __init__(self, message: str, where: Where | None = None) -> None:
-        super().__init__(message)
-        self.message = message
+        self.raw = message
+        """The message with its option placeholders (see `option`)."""
+        self.message = render(message, "api")
+        super().__init__(self.message)
         self.where = where
 
     def at(self, where: Where | None) -> IrpoolError:
         """The same error with the missing parts of its place filled in from `where`."""
         merged = self.where.merged(where) if self.where is not None else where
         clone = type(self).__new__(type(self))
-        IrpoolError.__init__(clone, self.message, merged)
+        IrpoolError.__init__(clone, self.raw, merged)
         return clone
 
-    def __str__(self) -> str:
+    def text(self, style: str = "api") -> str:
+        """The place and the message, options named for the command line or the Python API."""
         prefix = str(self.where) if self.where is not None else ""
-        return f"{prefix}: {self.message}" if prefix else self.message
+        message = render(self.raw, style)
+        return f"{prefix}: {message}" if prefix else message
+
+    def __str__(self) -> str:
+        return self.text("api")
 
 
 class IrParseError(IrpoolError):

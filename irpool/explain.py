@@ -21,11 +21,11 @@ import numpy.typing as npt
 from . import conventions as conv
 from . import divergences
 from .arrays import check_elements
-from .errors import IrpoolError, UsageError, Where
+from .errors import IrpoolError, UsageError, option
 from .families import FamilyPlan
 from .geometry import AxisPlan, PoolPlan, auto_pads_formula, axis_size_formula
 from .kernel import compiled, divisor
-from .model import Graph, format_shape, numpy_dtype
+from .model import Graph, dims_text, format_shape, numpy_dtype
 from .shapes import PoolingLayer, infer
 
 SCHEMA = "irpool.explain/1"
@@ -500,30 +500,39 @@ def explain_graph(
     input_shape: tuple[int, ...] | None = None,
     max_elements: int | None = None,
 ) -> list[LayerReport | FamilyReport]:
-    """Reports for the named pooling layer, or for all of them (see explain_layer)."""
+    """Reports for the named pooling layer (irpool.lookup), or for all of them (see
+    explain_layer).  A layer whose input irpool's rules leave dynamic gets the shape the model's
+    runtime infers for it (irpool.inputs.pooling_inputs: openvino, or onnx's shape inference)."""
     inference = infer(graph)
-    chosen = [pl for pl in inference.pooling if layer is None or pl.layer.answers_to(layer)]
-    if layer is not None and not chosen:
-        names = ", ".join(pl.layer.label for pl in inference.pooling) or "none"
-        raise UsageError(
-            f'no pooling layer "{layer}"; pooling layers: {names}', Where(file=graph.path)
-        )
+    chosen = inference.pooling
+    if layer is not None:
+        from .compare import select_layers
+
+        chosen = select_layers(graph, inference.pooling, [layer])
     reports: list[LayerReport | FamilyReport] = []
+    runtime: dict[int, Any] | None = None
     for pl in chosen:
         shape = input_shape
-        dynamic = pl.input_shape is None or not all(d.is_static for d in pl.input_shape)
+        dims = pl.input_shape
+        if shape is None and (dims is None or not all(d.is_static for d in dims)):
+            # the layers before it may be of any type: the model's runtime's shapes
+            from .inputs import pooling_inputs
+
+            runtime = pooling_inputs(graph) if runtime is None else runtime
+            dims = runtime.get(pl.layer.index, dims)
+        dynamic = dims is None or not all(d.is_static for d in dims)
         if shape is None and dynamic and pl.bound.family is not None:
             reports.append(explain_family_rules(pl, convention))
             continue
         if shape is None:
             if dynamic:
                 raise UsageError(
-                    f"the layer has a dynamic input {format_shape(pl.input_shape)}; give "
-                    "--input-shape",
+                    f"the layer's input {format_shape(dims)} is not static; give the model's "
+                    f"input shapes ({option('input_shape')}) or the layer's",
                     pl.layer.where(),
                 )
-            assert pl.input_shape is not None
-            shape = tuple(d.lo for d in pl.input_shape)
+            assert dims is not None
+            shape = tuple(d.lo for d in dims)
         try:
             if pl.bound.family is not None:
                 reports.append(explain_family(pl, shape, convention, max_elements))
@@ -537,9 +546,10 @@ def explain_graph(
 def format_family(r: FamilyReport) -> str:
     where = (f"{r.file}:{r.line}" if r.line is not None else r.file) if r.file else "?"
     conv_title = conv.get(r.convention).title
+    word = "node" if (r.file or "").lower().endswith(".onnx") else "layer"
     lines = [
-        f'layer "{r.layer}" ({r.op}) at {where}; convention {r.convention} ({conv_title})',
-        f"  {r.title} {list(r.input_shape)} -> {list(r.output_shape)}",
+        f'{word} "{r.layer}" ({r.op}) at {where}; convention {r.convention} ({conv_title})',
+        f"  {r.title} {dims_text(r.input_shape)} -> {dims_text(r.output_shape)}",
         "  attributes: " + " ".join(f'{k}="{v}"' for k, v in r.attributes.items()),
     ]
     lines.extend(f"  {line}" for line in r.lines)
@@ -559,9 +569,10 @@ def format_report(r: LayerReport | FamilyReport) -> str:
         return format_family(r)
     where = (f"{r.file}:{r.line}" if r.line is not None else r.file) if r.file else "?"
     conv_title = conv.get(r.convention).title
+    word = "node" if (r.file or "").lower().endswith(".onnx") else "layer"
     lines = [
-        f'layer "{r.layer}" ({r.op}) at {where}; convention {r.convention} ({conv_title})',
-        f"  {r.reduce} pooling {list(r.input_shape)} -> {list(r.output_shape)}",
+        f'{word} "{r.layer}" ({r.op}) at {where}; convention {r.convention} ({conv_title})',
+        f"  {r.reduce} pooling {dims_text(r.input_shape)} -> {dims_text(r.output_shape)}",
         "  attributes: " + " ".join(f'{k}="{v}"' for k, v in r.attributes.items()),
     ]
     if r.reduce == "mean":

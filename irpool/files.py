@@ -11,7 +11,7 @@ import tempfile
 from collections.abc import Callable, Iterable, Iterator
 from typing import IO
 
-from .errors import OutputError, Where
+from .errors import OutputError, Where, option
 
 
 def _same_file(a: str, b: str) -> bool:
@@ -41,9 +41,11 @@ def check_output(path: str, force: bool = False, protected: Iterable[str] = ()) 
                 where,
             )
     if os.path.islink(path) and not force:
-        raise OutputError("output path exists (a symbolic link); pass --force to replace it", where)
+        raise OutputError(
+            f"output path exists (a symbolic link); pass {option('force')} to replace it", where
+        )
     if not force:
-        raise OutputError("output path exists; pass --force to replace it", where)
+        raise OutputError(f"output path exists; pass {option('force')} to replace it", where)
     if not os.path.isfile(path):
         raise OutputError("output path exists and is not a regular file; refusing", where)
 

@@ -69,9 +69,15 @@ def shape_of(dims: Sequence[int]) -> Shape:
 
 
 def format_shape(shape: Shape | None) -> str:
+    """A shape as every report writes it: `[1,3,?,1..40]` (`[...]` for a dynamic rank)."""
     if shape is None:
         return "[...]"
     return "[" + ",".join(str(d) for d in shape) + "]"
+
+
+def dims_text(dims: Sequence[int]) -> str:
+    """The shape of an actual array, written as format_shape writes shapes: `[1,3,32,32]`."""
+    return "[" + ",".join(str(int(d)) for d in dims) + "]"
 
 
 _INT = re.compile(r"^[+-]?[0-9]+$")
@@ -320,6 +326,7 @@ class Layer:
             layer_id=str(self.id) if self.id is not None else None,
             op=self.type,
             version=self.version,
+            noun="node" if self.domain else "layer",
         )
 
     def input_port(self, port_id: int) -> Port | None:

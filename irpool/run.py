@@ -25,12 +25,13 @@ from .errors import (
     SpecError,
     UsageError,
     Where,
+    option,
 )
 from .families import FamilyPlan, int_values
 from .frontends.safe_io import read_range
 from .geometry import PoolPlan
 from .kernel import integers_as_float32, pool, round_to_integer
-from .model import Graph, Layer, element_type_of_numpy, format_shape, numpy_dtype
+from .model import Graph, Layer, dims_text, element_type_of_numpy, format_shape, numpy_dtype
 from .ops import REGISTRY, Bound, bind, elements
 from .ops.binding import constant_input
 from .ops.folding import fold_max_pool
@@ -152,7 +153,7 @@ def check_input(
             )
             raise InputError(
                 f'{named}input for Parameter "{layer.label}" has dtype {array.dtype}; the '
-                f"Parameter is {takes}; pass --cast to convert it",
+                f"Parameter is {takes}; pass {option('cast')} to convert it",
                 where,
             )
     shape = parameter_shape(layer)
@@ -161,7 +162,7 @@ def check_input(
         or not all(d.contains(n) for d, n in zip(shape, array.shape, strict=True))
     ):
         raise InputError(
-            f'{named}input for Parameter "{layer.label}" has shape {list(array.shape)}; the '
+            f'{named}input for Parameter "{layer.label}" has shape {dims_text(array.shape)}; the '
             f"Parameter declares {format_shape(shape)}",
             where,
         )
@@ -660,7 +661,8 @@ def run_graph(
     `refuse` off computes layers the runtime has no kernel for (see run_pooling)."""
     if graph.fragment:
         raise UsageError(
-            f"{graph.path} holds layer fragments, not a net; run one with --layer NAME or #N"
+            f"{graph.path} holds layer fragments, not a net; run one with {option('layer')}NAME "
+            "or #N"
         )
     bad = unsupported_layers(graph)
     if bad:
@@ -668,7 +670,7 @@ def run_graph(
         first = bad[0]
         raise UsageError(
             f"the net has layers irpool does not execute ({', '.join(kinds)}; first: "
-            f'"{first.label}"); run one pooling layer with --layer NAME, or cross-check the '
+            f'"{first.label}"); run one pooling layer ({option("layer")}NAME), or cross-check the '
             "whole model with `irpool compare`",
             Where(file=graph.path, line=first.line),
         )
@@ -906,7 +908,7 @@ def _constant_inputs(graph: Graph, layer: Layer, x: Array) -> list[Array | None]
         value = constant_input(graph, layer, k)
         if name and value is None:
             raise UsageError(
-                f'input "{name}" of {layer.type} is computed, not a constant; --layer needs its '
+                f'input "{name}" of {layer.type} is computed, not a constant; one layer needs its '
                 "constant inputs: run the whole model, or compare it",
                 layer.where(),
             )
@@ -915,15 +917,10 @@ def _constant_inputs(graph: Graph, layer: Layer, x: Array) -> list[Array | None]
 
 
 def find_layer(graph: Graph, name: str) -> Layer:
-    """A layer by its name attribute (or `#N` for the N-th layer of a fragment file)."""
-    for layer in graph.layers:
-        if layer.answers_to(name):
-            return layer
-    pooling = [la.label for la in graph.layers if REGISTRY.is_pooling(la)]
-    raise UsageError(
-        f'no layer named "{name}"; pooling layers: {", ".join(pooling) or "none"}',
-        Where(file=graph.path),
-    )
+    """A layer by name, id, output tensor name or a unique part of its name (irpool.lookup)."""
+    from .lookup import find
+
+    return find(graph, name, [la for la in graph.layers if REGISTRY.is_pooling(la)])
 
 
 def layer_inputs(bound: Bound, x: Array, extra: Mapping[str, Array]) -> list[Array | None]:
@@ -955,7 +952,7 @@ def run_layer(
     if not REGISTRY.is_pooling(layer):
         known = ", ".join(REGISTRY.families("openvino") + REGISTRY.families("ai.onnx"))
         raise UsageError(
-            f"the layer is a {layer.type}; --layer runs pooling layers ({known}, ...)",
+            f"the layer is a {layer.type}; one layer runs only if it pools ({known}, ...)",
             layer.where(),
         )
     if layer.inputs and layer.inputs[0].element_type:
@@ -970,7 +967,8 @@ def run_layer(
             else:
                 raise InputError(
                     f"input has dtype {x.dtype}; the layer's input port is "
-                    f"{layer.inputs[0].element_type} ({want.name}); pass --cast to convert it",
+                    f"{layer.inputs[0].element_type} ({want.name}); pass {option('cast')} to "
+                    "convert it",
                     layer.where(),
                 )
     bound = bind(graph, layer, convention)

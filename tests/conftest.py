@@ -149,3 +149,18 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         if "fuzz" in item.keywords:
             item.add_marker(skip)
+
+
+@pytest.fixture(scope="session")
+def chromium() -> str:
+    """The headless Chromium the HTML tests load pages in (the system package); skip without
+    it, or fail when IRPOOL_REQUIRE_ORACLES=1 (CI installs it)."""
+    from headless import find_chromium
+
+    found = find_chromium()
+    if found is None:
+        message = "Chromium is not installed; apt-get install chromium"
+        if REQUIRE_ORACLES:
+            pytest.fail(f"required by the environment but missing: {message}")
+        pytest.skip(message)
+    return found

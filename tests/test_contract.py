@@ -1,4 +1,4 @@
-"""CONTRACT.md, line by line, against the installed `irpool` command (a subprocess each time):
+"""The command-line contract (docs/cli.md, docs/security.md), line by line, against the installed `irpool` command (a subprocess each time):
 exit codes, the single stderr line naming file and line, no traceback, nothing opened that a
 file names, nothing written that should not be, limits enforced before allocating."""
 
@@ -485,7 +485,7 @@ def test_dtype_and_shape_checks(tmp_path: Path) -> None:
     assert _run(tmp_path, wrong, "--cast").code == 0
     shape = tmp_path / "s.npy"
     np.save(shape, np.zeros((1, 1, 4, 5), np.float32))
-    assert_refused(_run(tmp_path, shape, "--force"), "[1, 1, 4, 5]")
+    assert_refused(_run(tmp_path, shape, "--force"), "[1,1,4,5]")
     dynamic = GOOD.replace('shape="1,1,4,4"', 'shape="1,1,2..8,?"')
     o = cli(
         "run",
@@ -767,4 +767,4 @@ def test_layers_are_picked_the_same_way_by_every_command(tmp_path: Path) -> None
     assert_refused(other, '"#2"', "#1")
     assert_refused(cli("explain", str(frag), "--layer", "pool"), "#1")
     zoo = cli("compare", str(ZOO), "--layer", "nope")
-    assert_refused(zoo, "'nope'", "mp14_torch", where=str(ZOO))
+    assert_refused(zoo, '"nope"', "mp14_torch", where=str(ZOO))

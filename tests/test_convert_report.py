@@ -80,7 +80,7 @@ def test_same_auto_pad_with_dilations_is_d4(
     path = _save(onnx, tmp_path / "d4.onnx", [node], [1, 1, 7], opset, ["Y"])
     x = np.arange(1, 8, dtype=np.float32).reshape(1, 1, 7)
     by_ort, by_ov = _both(path, x)
-    assert by_ort[0].shape == (1, 1, 5) and by_ov[0].shape == (1, 1, 7)  # SEMANTICS.md D4
+    assert by_ort[0].shape == (1, 1, 5) and by_ov[0].shape == (1, 1, 7)  # docs/semantics.md D4
     report, text, doc = _report(path, x)
     assert not report.same
     assert "D4: auto_pad=SAME_UPPER with dilations [2]" in text
@@ -143,7 +143,7 @@ def test_layer_option(onnx: ModuleType, ort: ModuleType, ov: ModuleType, tmp_pat
     assert [n.node for n in report.nodes] == ["mp"] and report.same
     unknown = irpool("convert-report", path, "--layer", "conv")
     assert unknown.returncode == 2 and unknown.stderr.count("\n") == 1
-    assert "pooling layers: mp, ap" in unknown.stderr
+    assert 'pooling nodes: "mp", "ap"' in unknown.stderr
 
 
 def test_cells_are_spatial_positions_once(

@@ -472,7 +472,7 @@ def test_api_reads_onnx(onnx: ModuleType) -> None:
 def test_explain_reads_onnx(onnx: ModuleType) -> None:
     out = irpool("explain", str(ROOT / "fixtures" / "divergences" / "d2_maxpool_ceil.onnx"))
     assert out.returncode == 0, out.stderr
-    assert "convention onnx" in out.stdout and "[1, 1, 2, 2] -> [1, 1, 1, 1]" in out.stdout
+    assert "convention onnx" in out.stdout and "[1,1,2,2] -> [1,1,1,1]" in out.stdout
 
 
 def _f16_chain(onnx: ModuleType, path: Path, squeeze: bool) -> None:
@@ -527,7 +527,7 @@ def test_f16_chains_as_onnxruntime_runs_them(
     np.save(tmp_path / "x.npy", x)
     out = irpool("compare", str(path), "-i", str(tmp_path / "x.npy"))
     assert out.returncode == 0, out.stdout + out.stderr
-    assert "4 pooling layer(s) compared, 0 differ" in out.stdout
+    assert "4 pooling node(s) compared, 0 differ" in out.stdout
 
 
 QLINEAR_LOADS = [
@@ -588,7 +588,7 @@ def test_qlinear_inputs_refused_where_onnxruntime_refuses_to_load(
     with pytest.raises(Exception, match=refusal):
         _ort_outputs(path, {"x": x})
     assert out.returncode == 2 and out.stderr.count("\n") == 1, out.stderr
-    assert 'layer "qpool" (QLinearAveragePool' in out.stderr and "onnxruntime" in out.stderr
+    assert 'node "qpool" (QLinearAveragePool' in out.stderr and "onnxruntime" in out.stderr
 
 
 def _single_node(
@@ -647,7 +647,7 @@ def test_run_refuses_exactly_where_onnxruntime_refuses(
     with pytest.raises(Exception, match=r"non-negative|smaller than kernel"):
         _ort_outputs(path, {"x": x})
     assert out.returncode == 2 and out.stderr.count("\n") == 1, out.stderr
-    assert 'layer "pool"' in out.stderr and "onnxruntime refuses" in out.stderr
+    assert 'node "pool"' in out.stderr and "onnxruntime refuses" in out.stderr
     assert refusal in out.stderr
     if refusal == "D5":
         assert "negative pads from SAME_* with kernel < stride" in out.stderr

@@ -128,7 +128,7 @@ def test_cli_inputs_by_name_and_errors(tmp_path: Path) -> None:
     assert cast.returncode == 0, cast.stderr
     np.save(tmp_path / "shape.npy", np.zeros((2, 4, 49), np.float32))
     shape = run("shape.npy", str(tmp_path / "q.npz"))
-    assert shape.returncode == 2 and "[2, 4, 49]" in shape.stderr
+    assert shape.returncode == 2 and "[2,4,49]" in shape.stderr
     missing = irpool(
         "run", model, "-i", f"x1d={tmp_path / 'x1.npy'}", "-o", str(tmp_path / "r.npz")
     )

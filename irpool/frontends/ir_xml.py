@@ -3,7 +3,7 @@
 The parser is hardened: no DTD is loaded, no entity is resolved, nothing is fetched, a DOCTYPE is
 refused before parsing, libxml2's size limits stay on.  The reader has no per-op knowledge: it
 records layers, attribute strings, ports and edges with their lines and checks the structural
-rules of an IR (see docs/security.md and CONTRACT in docs).
+rules of an IR (see docs/security.md and docs/cli.md).
 """
 
 from __future__ import annotations

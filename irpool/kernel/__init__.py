@@ -83,6 +83,10 @@ PHASE_BYTES = 1 << 18
 Array = npt.NDArray[Any]
 
 
+def _dims(shape: tuple[int, ...]) -> str:
+    return "[" + ",".join(str(int(d)) for d in shape) + "]"
+
+
 def check_input(x: Array, plan: PoolPlan) -> str:
     """The dtype name of x if the plan was made for it (geometry.plan(..., dtype=)); raise
     otherwise, or where the plan's runtime refuses the layer for that dtype."""
@@ -94,7 +98,7 @@ def check_input(x: Array, plan: PoolPlan) -> str:
         )
     if tuple(x.shape) != plan.input_shape:
         raise InputError(
-            f"input shape {list(x.shape)} does not match the plan's {list(plan.input_shape)}"
+            f"input shape {_dims(x.shape)} does not match the plan's {_dims(plan.input_shape)}"
         )
     refused = plan.refusal(name)
     if refused is not None:

@@ -169,8 +169,8 @@ def why_not(plan: PoolPlan) -> str | None:
         return f"{plan.dtype} data: it computes float32, float16 and bfloat16"
     if not 1 <= len(plan.axes) <= 3:
         return f"{len(plan.axes)} spatial axes: it computes 1 to 3"
-    if any(a.out <= 0 for a in plan.axes):
-        return "the output is empty"
+    if any(a.out <= 0 for a in plan.axes) or 0 in plan.input_shape:
+        return "the input or the output is empty"
     if plan.sum_order != "row_major":
         return f"sum order {plan.sum_order}"
     if _row_bytes(plan) > ROW_LIMIT:

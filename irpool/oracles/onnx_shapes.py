@@ -3,13 +3,17 @@ node (`check` on ONNX models quotes it where it differs from onnxruntime's sizes
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 
-def model_shapes(model: Any) -> dict[str, tuple[int, ...]]:
-    """Tensor shapes onnx's shape inference derives (empty where it cannot).  The graph
-    outputs' declared shapes are cleared first (on a copy), so that what is read for them is
-    onnx's result, not the declaration."""
+def model_shapes(
+    model: Any, inputs: Mapping[str, Sequence[int]] | None = None
+) -> dict[str, tuple[int, ...]]:
+    """Tensor shapes onnx's shape inference derives (empty where it cannot), for the graph
+    inputs' declared shapes or the static `inputs` shapes given by name.  The graph outputs'
+    and intermediate tensors' declared shapes are cleared first (on a copy), so that what is
+    read for them is onnx's result, not the declaration."""
     from onnx import ModelProto, shape_inference
 
     from ..frontends.onnx_model import _dims
@@ -19,6 +23,14 @@ def model_shapes(model: Any) -> dict[str, tuple[int, ...]]:
     for out in copy.graph.output:
         if out.type.HasField("tensor_type"):
             out.type.tensor_type.ClearField("shape")
+    if inputs:
+        del copy.graph.value_info[:]
+        for info in copy.graph.input:
+            if info.name in inputs and info.type.HasField("tensor_type"):
+                shape = info.type.tensor_type.shape
+                shape.ClearField("dim")
+                for d in inputs[info.name]:
+                    shape.dim.add().dim_value = int(d)
     try:
         inferred = shape_inference.infer_shapes(copy, strict_mode=False)
     except Exception:

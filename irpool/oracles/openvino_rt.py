@@ -14,17 +14,44 @@ from typing import Any
 import numpy as np
 
 from ..errors import OracleMissing, OracleRefused, UsageError, Where
+from . import refusals
 
 DEFAULT_PRECISION = "f32"
 
 
+MEASURED = "2026.4"
+"""The openvino release irpool's rules were measured on (2026.4.1): pyproject pins
+openvino>=2026.4,<2026.5, and another release gets one warning line."""
+_WARNED: list[str] = []
+
+
 def load() -> Any:
-    """The openvino module, or OracleMissing saying how to install it."""
+    """The openvino module, or OracleMissing saying how to install it.  An openvino of another
+    release than MEASURED gets one warning on stderr, the first time (the "irpool" logger)."""
     try:
         import openvino
     except ImportError:
         raise OracleMissing("openvino is not installed; pip install 'irpool[openvino]'") from None
+    if not _WARNED:
+        release = str(openvino.get_version()).split("-")[0]
+        _WARNED.append(release)
+        warn_release(release)
     return openvino
+
+
+def warn_release(release: str) -> None:
+    """One line on stderr (the "irpool" logger) when `release` is not the measured one."""
+    if release == MEASURED or release.startswith(MEASURED + "."):
+        return
+    import logging
+
+    logging.getLogger("irpool").warning(
+        "irpool: warning: openvino %s is installed; irpool's rules were measured on openvino "
+        "%s (pip install 'openvino>=%s,<2026.5'), so other results may differ",
+        release,
+        MEASURED,
+        MEASURED,
+    )
 
 
 def version() -> str:
@@ -236,6 +263,23 @@ def _read_held(output: Any) -> Any:
     return opset1.convert(output, "f32").output(0)
 
 
+def _fit(model: Any, inputs: Mapping[str, np.ndarray]) -> None:
+    """Reshape the Parameters whose declared shape the given arrays do not fit (shapes given
+    with --input-shape replace the declared ones, as Model.reshape does)."""
+    ov = load()
+    new = {}
+    for param in model.get_parameters():
+        names = {param.get_friendly_name(), *param.output(0).get_names()}
+        key = next((n for n in sorted(names) if n in inputs), None)
+        if key is None:
+            continue
+        shape = ov.PartialShape([int(d) for d in inputs[key].shape])
+        if not param.get_partial_shape().compatible(shape):
+            new[param.output(0)] = shape
+    if new:
+        model.reshape(new)
+
+
 def probe(
     model: Any,
     taps: Sequence[Any],
@@ -248,6 +292,7 @@ def probe(
     the value the plugin holds (see _read_held).  The model's Parameters take their inputs by
     friendly name or any tensor name of theirs; a missing one is a UsageError naming it.
     The model is changed (its extra outputs stay)."""
+    _fit(model, inputs)
     shown = [_read_held(tap) if held is not None and held[i] else tap for i, tap in enumerate(taps)]
     if shown:
         model.add_outputs(shown)
@@ -332,6 +377,52 @@ def probe_layers(
     return found, missing
 
 
+def reshape(model: Any, shapes: Mapping[str, Sequence[int]]) -> None:
+    """Give the model's Parameters (by friendly name or tensor name) new static shapes, as
+    `Model.reshape` does; openvino's shape inference then carries them through every layer."""
+    if not shapes:
+        return
+    ov = load()
+    new = {}
+    for param in model.get_parameters():
+        names = [param.get_friendly_name(), *sorted(param.output(0).get_names())]
+        key = next((n for n in names if n in shapes), None)
+        if key is not None:
+            new[param.output(0)] = ov.PartialShape([int(d) for d in shapes[key]])
+    if new:
+        model.reshape(new)
+
+
+def _bounds(shape: Any) -> list[tuple[int, int | None]]:
+    """A PartialShape as (lo, hi) per dim, hi None for no upper bound."""
+    out: list[tuple[int, int | None]] = []
+    for d in shape:
+        if d.is_static:
+            out.append((d.get_length(), d.get_length()))
+        else:
+            hi = d.get_max_length()
+            out.append((max(d.get_min_length(), 0), None if hi < 0 else hi))
+    return out
+
+
+def pooling_input_shapes(
+    path: str, shapes: Mapping[str, Sequence[int]]
+) -> dict[str, list[tuple[int, int | None]]]:
+    """The input shape of every pooling op of the IR at `path` (by friendly name) after its
+    Parameters are given `shapes` (reshape): openvino's own shape inference through every
+    layer type."""
+    from ..ops import REGISTRY
+
+    with refusals("openvino", path):
+        model = read_path(path)
+        reshape(model, shapes)
+        return {
+            op.get_friendly_name(): _bounds(op.get_input_partial_shape(0))
+            for op in model.get_ordered_ops()
+            if REGISTRY.is_pooling_type("openvino", op.get_type_name())
+        }
+
+
 def convert(path: str) -> Any:
     """openvino's conversion of a source model (ONNX, ...) into an ov.Model."""
     return load().convert_model(path)
@@ -356,6 +447,38 @@ def upstream_pooling(output: Any) -> str:
             return f"{op_label(node)} ({shown})"
         frontier.extend(node.input_value(i).get_node() for i in range(node.get_input_size()))
     return "no pooling layer found upstream"
+
+
+def _upstream_op(output: Any) -> Any:
+    """The pooling op at or above an output of a model, or None."""
+    from ..ops import REGISTRY
+
+    seen: set[str] = set()
+    frontier = [output.get_node()]
+    while frontier:
+        node = frontier.pop(0)
+        if node.get_friendly_name() in seen:
+            continue
+        seen.add(node.get_friendly_name())
+        if REGISTRY.is_pooling_type("openvino", node.get_type_name()):
+            return node
+        frontier.extend(node.input_value(i).get_node() for i in range(node.get_input_size()))
+    return None
+
+
+def upstream_pooling_attributes(output: Any) -> dict[str, str]:
+    """Every attribute of the pooling op at or above an output, written as an IR writes it
+    (lists as "2, 2", booleans lower case); empty when there is none."""
+    node = _upstream_op(output)
+    if node is None:
+        return {}
+
+    def text(value: Any) -> str:
+        if isinstance(value, (list, tuple)):
+            return ", ".join(str(v) for v in value)
+        return str(value).lower() if isinstance(value, bool) else str(value)
+
+    return {k: text(v) for k, v in node.get_attributes().items()}
 
 
 def output_shapes(path: str) -> dict[str, list[str]]:

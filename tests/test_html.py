@@ -1,0 +1,136 @@
+"""`--html` on compare and convert-report: one self-contained page, loaded in headless Chromium
+(the system package; CI installs it) and measured there (tests/headless.py): the verdict, one
+table row per layer, a heatmap of the differing cells whose count is the report's own, the
+worst cell's two values, the attributes side by side, and nothing loaded from elsewhere.
+
+The reports are made here, from models whose differences are known independently: D1 (openvino
+divides the ceil overhang window by the whole kernel, PyTorch by the declared one: the last
+output cell differs, docs/divergences.md) and D2 (onnxruntime drops a last window that starts
+in the right padding: openvino's output has one row and column more)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import headless
+import numpy as np
+import pytest
+from conftest import ROOT, irpool
+
+import irpool as api
+from irpool.html import render_html
+
+D1 = str(ROOT / "fixtures/divergences/d1_avgpool_ceil.xml")
+D2 = str(ROOT / "fixtures/divergences/d2_maxpool_ceil.onnx")
+ZOO = str(ROOT / "fixtures/ir/pool_zoo.xml")
+
+
+def page(tmp_path: Path, document: dict[str, Any], name: str = "page.html") -> Path:
+    path = tmp_path / name
+    path.write_text(render_html(document), encoding="utf-8")
+    return path
+
+
+def common(found: dict[str, Any], verdict: str, rows: int) -> None:
+    assert found["external"] == []
+    assert found["width"] <= found["viewport"], "the page scrolls sideways"
+    (banner,) = found["verdict"]
+    assert verdict in banner["text"]
+    assert banner["box"]["visible"] and banner["box"]["y"] < 200
+    assert len(found["rows"]) == rows and all(r["box"]["visible"] for r in found["rows"])
+
+
+def test_page_is_self_contained_and_escapes_names() -> None:
+    document = {
+        "schema": "irpool.compare/1",
+        "file": "m.xml",
+        "oracle": "openvino 2026.4.1 CPU, INFERENCE_PRECISION_HINT=f32",
+        "convention": "openvino",
+        "passed": True,
+        "layers": [{"layer": "<script>alert(1)</script>", "op": "MaxPool-1", "passed": True}],
+    }
+    text = render_html(document)
+    assert "<script" not in text.lower() and "&lt;script&gt;alert(1)&lt;/script&gt;" in text
+    assert not re.search(r"""(src|href)=["'](https?:|//)""", text) and "url(" not in text
+    with pytest.raises(ValueError, match="compare or convert-report"):
+        render_html({"schema": "irpool.check/1"})
+
+
+@pytest.mark.oracle
+def test_compare_page_of_d1(ov: Any, chromium: str, tmp_path: Path) -> None:
+    report = api.compare(D1, convention="torch")
+    assert not report.passed
+    found = headless.probe(page(tmp_path, report.to_json(), "d1.html"))
+    assert found["title"] == "irpool compare: d1_avgpool_ceil.xml \u2014 1 of 1 differ"
+    common(found, "first diverging layer: \u201cpool\u201d; named divergences: D1", 1)
+    (heatmap,) = found["heatmaps"]
+    # D1: only the last window (the one over the ceil overhang) differs
+    assert heatmap["diff"] == 1 and heatmap["worst"] == 1 and heatmap["box"]["visible"]
+    dom = headless.dump_dom(tmp_path / "d1.html")
+    assert "OpenVINO CPU plugin uses 'full'" in dom and "<script" not in dom
+    values = report.layers[0].outputs[0]
+    assert repr(values.worst_irpool) in dom and repr(values.worst_openvino) in dom
+    assert "ceil_drop" in dom and "declared" in dom  # the torch plan beside openvino's
+
+
+@pytest.mark.oracle
+def test_compare_page_counts_the_differing_cells(ov: Any, chromium: str, tmp_path: Path) -> None:
+    report = api.compare(ZOO, convention="torch")
+    document = report.to_json()
+    found = headless.probe(page(tmp_path, document))
+    bad = [layer for layer in document["layers"] if not layer["passed"]]
+    common(found, f"{len(bad)} of 6 pooling layer(s) differ from openvino", 6)
+    assert len(found["heatmaps"]) == sum(
+        1 for layer in bad for o in layer["outputs"] if "mismatch_map" in o
+    )
+    maps = [o["mismatch_map"] for layer in bad for o in layer["outputs"] if "mismatch_map" in o]
+    assert [h["diff"] for h in found["heatmaps"]] == [m["differing_cells"] for m in maps]
+    # the map is the comparison's own count: its cells add up to the values that differ
+    for layer in bad:
+        for o in layer["outputs"]:
+            if "mismatch_map" in o:
+                assert sum(c[-1] for c in o["mismatch_map"]["cells"]) == o["mismatches"]
+
+
+@pytest.mark.oracle
+def test_all_agree_page(ov: Any, chromium: str, tmp_path: Path) -> None:
+    report = api.compare(str(ROOT / "fixtures/real/squeezenet.xml"))
+    found = headless.probe(page(tmp_path, report.to_json()))
+    common(found, "All 4 pooling layer(s) agree with openvino", 4)  # 3 MaxPool, a ReduceMean
+    assert found["heatmaps"] == [] and found["articles"] == []
+    assert found["verdict"][0]["color"] == "rgb(30, 126, 52)"
+
+
+@pytest.mark.oracle
+def test_convert_report_page_of_d2(
+    ov: Any, onnx: Any, ort: Any, chromium: str, tmp_path: Path
+) -> None:
+    x = np.random.default_rng(0).standard_normal((1, 1, 2, 2)).astype(np.float32)
+    report = api.convert_report(D2, x)
+    assert not report.same
+    found = headless.probe(page(tmp_path, report.to_json()))
+    common(found, "1 of 1 pooling node(s)", 1)
+    assert "D2c" in found["rows"][0]["text"]
+    (heatmap,) = found["heatmaps"]
+    # openvino [1,1,2,2] against ONNX [1,1,1,1]: three cells only openvino has
+    assert heatmap["diff"] == 3
+
+
+@pytest.mark.oracle
+def test_cli_writes_the_page_and_screenshot_shows_it(
+    ov: Any, chromium: str, tmp_path: Path
+) -> None:
+    from PIL import Image
+
+    target = tmp_path / "d1.html"
+    result = irpool("compare", D1, "--convention", "torch", "--html", str(target))
+    assert result.returncode == 1 and f"wrote {target}" in result.stdout
+    again = irpool("compare", D1, "--html", str(target))
+    assert again.returncode == 2 and "--force" in again.stderr  # never replaced silently
+    shot = headless.screenshot(target, tmp_path / "page.png", 1280, 1400)
+    pixels = np.asarray(Image.open(shot).convert("RGB")).reshape(-1, 3)
+    colours = {tuple(int(v) for v in p) for p in np.unique(pixels, axis=0)}
+    assert (165, 15, 21) in colours  # the heatmap's darkest red: every plane differs there
+    assert (253, 236, 234) in colours  # the red verdict's background
