@@ -471,6 +471,117 @@ def _from_convert(report: Report) -> PageView:
     )
 
 
+FRAMEWORKS = {"torch": "PyTorch", "tf": "TensorFlow", "onnx": "ONNX"}
+
+
+def _audit_output(o: Mapping[str, Any], hint: list[list[int]]) -> OutputView:
+    return OutputView(
+        name=str(o.get("output", "values")),
+        dtype=str(o.get("dtype", "")),
+        shape_a=_shape(o.get("openvino_shape")),
+        shape_b=_shape(o.get("source_shape")),
+        passed=bool(o.get("same")),
+        mismatches=int(o.get("differing") or 0),
+        size=int(o.get("size") or 0),
+        max_abs=o.get("max_abs"),
+        max_rel=o.get("max_rel"),
+        max_ulp=o.get("max_ulp"),
+        worst_index=o.get("worst_index"),
+        worst_a=o.get("worst_openvino"),
+        worst_b=o.get("worst_source"),
+        mask=None,
+        hint=hint,
+        nan_mismatches=int(o.get("nan_mismatches") or 0),
+        inf_mismatches=int(o.get("inf_mismatches") or 0),
+    )
+
+
+def _audit_rows(op: Mapping[str, Any]) -> list[AttributeRow]:
+    """The framework op's attributes beside the attributes of the openvino layer(s) it became."""
+    rows = [
+        AttributeRow(f"{k} \u2194 —", _fmt_list(v), "—")
+        for k, v in (op.get("attributes") or {}).items()
+    ]
+    for layer in op.get("openvino_layers") or []:
+        for k, v in (layer.get("attributes") or {}).items():
+            rows.append(AttributeRow(f"— \u2194 {k}", "—", _fmt_list(v)))
+    return rows
+
+
+def _from_audit(report: Report) -> PageView:
+    """A convert-report of a PyTorch or TensorFlow model, or of an IR (irpool.convert-report/3)."""
+    title = FRAMEWORKS.get(str(report.get("framework")), str(report.get("framework")))
+    layers = []
+    for op in report.get("ops", []):
+        hint = [list(c) for c in op.get("cells", [])]
+        outputs = [
+            _audit_output(o, hint if k == 0 else []) for k, o in enumerate(op.get("outputs", []))
+        ]
+        explanations = [("conversion", str(op["divergence"]))] if op.get("divergence") else []
+        ov_layers = ", ".join(
+            f"{la.get('name')} ({la.get('op')})" for la in op.get("openvino_layers") or []
+        )
+        layers.append(
+            LayerView(
+                name=str(op.get("name", "?")),
+                op=str(op.get("op", "")),
+                where=str(op.get("module") or ""),
+                passed=op.get("same") is not False,
+                outputs=outputs,
+                divergences=[str(op["divergence_id"])] if op.get("divergence_id") else [],
+                explanations=explanations,
+                attributes_title=(f"{title} op", "openvino layer"),
+                attributes=_audit_rows(op),
+                written=[],
+                notes=[str(n) for n in op.get("notes") or []],
+                error=op.get("error"),
+                extra_cells=[ov_layers],
+            )
+        )
+    bad = [la for la in layers if not la.passed]
+    version = report.get("openvino")
+    if not bad:
+        verdict = (
+            f"All {len(layers)} pooling op(s) compute what {title} computes after conversion "
+            f"by openvino {version}."
+        )
+    else:
+        ids = sorted({d for la in bad for d in la.divergences})
+        verdict = (
+            f"{len(bad)} of {len(layers)} pooling op(s) compute something else than {title} "
+            f"after conversion by openvino {version}"
+            + (f"; named divergences: {', '.join(ids)}" if ids else "")
+            + "."
+        )
+    source = report.get("source") or {}
+    facts = [
+        ("model", str(report.get("file", ""))),
+        ("converted by", f"openvino {version}, run on its CPU plugin"),
+        ("reference", f"{title} {report.get('framework_version') or ''}".strip()),
+        ("tolerance", f"atol {report.get('atol')}, rtol {report.get('rtol')}; indices exact"),
+    ]
+    if source:
+        how = "given" if source.get("given") else "detected"
+        facts.append(
+            ("source framework", f"{FRAMEWORKS.get(str(source.get('framework')), '?')} ({how})")
+        )
+    return PageView(
+        kind="convert-report",
+        file=str(report.get("file", "")),
+        schema=str(report.get("schema", "")),
+        irpool=report.get("irpool"),
+        ok=report.get("same") is not False,
+        verdict=verdict,
+        facts=facts,
+        side_a="openvino (converted)",
+        side_b=title,
+        noun="op",
+        extra_headers=["openvino layer(s)"],
+        layers=layers,
+        notes=[str(n) for n in report.get("notes", [])],
+    )
+
+
 # -- pictures -----------------------------------------------------------------------------------
 
 
@@ -1147,11 +1258,14 @@ def _page(page: PageView, report: Report) -> str:
 
 
 def render_html(report: Report) -> str:
-    """The page of a compare (irpool.compare/1) or convert-report (irpool.convert-report/2)
-    report dict; ValueError for any other document."""
+    """The page of a compare (irpool.compare/1) or convert-report (irpool.convert-report/2 for
+    ONNX, /3 for PyTorch, TensorFlow and IR models) report dict; ValueError for any other
+    document."""
     schema = str(report.get("schema", ""))
     if schema.startswith("irpool.compare/"):
         page = _from_compare(report)
+    elif schema == "irpool.convert-report/3":
+        page = _from_audit(report)
     elif schema.startswith("irpool.convert-report/"):
         page = _from_convert(report)
     else:

@@ -20,6 +20,7 @@ import pytest
 from conftest import ROOT, irpool
 
 import irpool as api
+from irpool.audit import to_json
 from irpool.html import render_html
 
 D1 = str(ROOT / "fixtures/divergences/d1_avgpool_ceil.xml")
@@ -134,3 +135,19 @@ def test_cli_writes_the_page_and_screenshot_shows_it(
     colours = {tuple(int(v) for v in p) for p in np.unique(pixels, axis=0)}
     assert (165, 15, 21) in colours  # the heatmap's darkest red: every plane differs there
     assert (253, 236, 234) in colours  # the red verdict's background
+
+
+@pytest.mark.oracle
+def test_convert_report_page_of_a_pytorch_program(
+    ov: Any, torch: Any, chromium: str, tmp_path: Path
+) -> None:
+    """An audit (irpool.convert-report/3): avg_pool2d(3, 2, padding=1, ceil_mode=True) on 6x6
+    gives 4x4 outputs; openvino divides the windows that reach the ceil overhang (the last row
+    and the last column: 7 cells) by the whole kernel, PyTorch by its taps (D3)."""
+    report = api.convert_report(str(ROOT / "fixtures/convert/conv_avgpool.pt2"))
+    assert report.same is False
+    found = headless.probe(page(tmp_path, to_json(report)))
+    common(found, "1 of 1 pooling op(s) compute something else than PyTorch", 1)
+    assert "D3" in found["rows"][0]["text"]
+    (heatmap,) = found["heatmaps"]
+    assert heatmap["diff"] == 7
