@@ -80,6 +80,35 @@ def test_const_convert_chain_matches_openvino(ov: ModuleType, tmp_path: Path) ->
         np.testing.assert_array_equal(got.outputs[key], value, err_msg=key)
 
 
+@pytest.mark.oracle
+def test_integer_tensor_held_in_float32_through_a_dropped_convert(
+    ov: ModuleType, tmp_path: Path
+) -> None:
+    """An i32 AvgPool of three channels runs in float32; its 2147483647 is 2147483648.0 there.
+    A Result reads it as 2147483520 (the largest float32 below 2^31), but a Convert to i64,
+    which the plugin holds as i32 too, is dropped: the next AvgPool averages 2147483648.0 with
+    INT32_MIN and gives 0, not -64.  openvino is the truth."""
+    net = NetBuilder()
+    one = layer_data("AvgPool", 1, (1,), (1,), (0,), (0,), exclude_pad=True)
+    two = layer_data("AvgPool", 1, (2,), (2,), (0,), (0,), exclude_pad=True)
+    x = net.parameter("x", (1, 3, 8), "i32")
+    p0 = net.op("AvgPool", "opset1", "p0", one, [x], [((1, 3, 8), "i32")])[0]
+    net.result("r0", p0)
+    c1 = net.op("Convert", "opset1", "c1", {"destination_type": "i64"}, [p0], [((1, 3, 8), "i64")])
+    p2 = net.op("AvgPool", "opset1", "p2", two, c1, [((1, 3, 4), "i64")])[0]
+    net.result("out", p2)
+    path = tmp_path / "chain.xml"
+    path.write_text(net.xml())
+    (tmp_path / "chain.bin").write_bytes(net.bin())
+    data = np.full((1, 3, 8), np.iinfo(np.int32).min, np.int32)
+    data[0, 2, 7] = np.iinfo(np.int32).max
+    got = run_graph(load(str(path)), {"x": data})
+    expected = openvino_outputs(str(path), {"x": data})
+    assert expected["out"][0, 2, 3] == 0  # the case this test is about
+    for key, value in expected.items():
+        np.testing.assert_array_equal(got.outputs[key], value, err_msg=key)
+
+
 def test_const_values_are_read_from_the_bin(tmp_path: Path) -> None:
     path = _const_net(tmp_path)
     got = run_graph(load(path), {"x": np.zeros((1, 2, 6, 6), np.float32)})
