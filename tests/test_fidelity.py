@@ -13,13 +13,13 @@ from __future__ import annotations
 import os
 import re
 import subprocess
-import sys
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
 import numpy as np
 import pytest
+from conftest import irpool
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -32,7 +32,6 @@ from irpool.run import run_graph
 
 pytestmark = pytest.mark.oracle
 
-ROOT = Path(__file__).resolve().parent.parent
 BF16 = bfloat16()
 FLOATS = ["f64", "f32", "f16", "bf16"]
 INTEGERS = ["i64", "i32", "i16", "i8", "u64", "u32", "u16", "u8"]
@@ -723,15 +722,7 @@ def test_torch_convention(
 
 
 def _cli(*args: str) -> subprocess.CompletedProcess[str]:
-    env = dict(os.environ, PYTHONWARNINGS="default")
-    return subprocess.run(
-        [sys.executable, "-m", "irpool", *args],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        env=env,
-        timeout=120,
-    )
+    return irpool(*args, env=dict(os.environ, PYTHONWARNINGS="default"), timeout=120)
 
 
 def _pool_net(tmp_path: Path, et: str = "f32") -> Path:
