@@ -22,6 +22,7 @@ import pytest
 from conftest import irpool
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from onnx_helpers import one_node_model
 
 from irpool.errors import IrpoolError
 from irpool.frontends.ir_writer import NetBuilder
@@ -577,13 +578,8 @@ def test_onnx_zero_dims(
 
     name, opset = op
     node = helper.make_node(name, ["X"], ["Y"], kernel_shape=[2, 2], pads=pads)
-    graph = helper.make_graph(
-        [node],
-        "g",
-        [helper.make_tensor_value_info("X", TensorProto.FLOAT, list(shape))],
-        [helper.make_tensor_value_info("Y", TensorProto.FLOAT, None)],
-    )
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+    f32 = TensorProto.FLOAT
+    model = one_node_model(node, [("X", f32, list(shape))], [("Y", f32, None)], opset)
     path = tmp_path / "m.onnx"
     path.write_bytes(model.SerializeToString())
     x = np.zeros(shape, np.float32)
