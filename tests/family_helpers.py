@@ -3,11 +3,14 @@ written where irpool and openvino both read them, and runs of both."""
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
+from conftest import irpool
 
 from irpool.frontends.ir_writer import NetBuilder
 from irpool.frontends.ir_xml import load
@@ -140,3 +143,21 @@ def random_values(rng: np.random.Generator, shape: Sequence[int], special: bool 
         x[rng.random(shape) < 0.1] = np.nan
         x[rng.random(shape) < 0.1] = -np.inf
     return x
+
+
+def cli_run_layer(path: str, x: np.ndarray, folder: Path) -> Any:
+    """`irpool run PATH --layer pool -i x.npy -o out.npz` on `x` (saved in `folder`): the
+    arrays it saved."""
+    np.save(folder / "x.npy", x)
+    out = folder / "out.npz"
+    proc = irpool("run", path, "--layer", "pool", "-i", str(folder / "x.npy"), "-o", str(out))
+    assert proc.returncode == 0, proc.stderr
+    return np.load(out)
+
+
+def cli_explain_layer(path: str) -> dict[str, Any]:
+    """The layer `pool` as `irpool explain PATH --layer pool --json` describes it."""
+    proc = irpool("explain", path, "--layer", "pool", "--json")
+    assert proc.returncode == 0, proc.stderr
+    layer: dict[str, Any] = json.loads(proc.stdout)["layers"][0]
+    return layer

@@ -4,17 +4,17 @@ shapes and output sizes, and through check, run, explain and compare."""
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
 import numpy as np
 import pytest
+from conftest import irpool
 from family_helpers import (
     adaptive_net,
+    cli_explain_layer,
+    cli_run_layer,
     irpool_run,
     openvino_run,
     random_values,
@@ -31,7 +31,6 @@ from irpool.frontends.ir_xml import load
 from irpool.ops import bind
 from irpool.run import run_family
 
-ROOT = Path(__file__).resolve().parent.parent
 FEW = settings(max_examples=25, deadline=None)
 
 
@@ -142,12 +141,7 @@ def test_check_finds_an_off_by_one_dim(tmp_path: Path) -> None:
     dims = [f for f in report.findings if f.kind == "output-dim"]
     assert {(f.port, f.axis, f.declared, f.inferred) for f in dims} >= {(2, 3, "5", "4")}
     assert "input 1 value" in (dims[0].formula or "")
-    proc = subprocess.run(
-        [sys.executable, "-m", "irpool", "check", bad],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-    )
+    proc = irpool("check", bad)
     assert proc.returncode == 1, proc.stderr
     assert "declared 5, inferred 4" in proc.stdout
 
@@ -165,14 +159,7 @@ def test_check_on_interval_dims(tmp_path: Path) -> None:
     pl = infer(graph).pooling[0]
     assert [str(d) for d in pl.output_shape or ()] == ["1..4", "?", "3", "4"]
     # explain without --input-shape: the rules and the output dims, not the windows
-    proc = subprocess.run(
-        [sys.executable, "-m", "irpool", "explain", path, "--layer", "pool", "--json"],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-    )
-    assert proc.returncode == 0, proc.stderr
-    layer = json.loads(proc.stdout)["layers"][0]
+    layer = cli_explain_layer(path)
     assert layer["dynamic_input"] is True and layer["output_shape"] == [-1, -1, 3, 4]
     assert layer["sizes"] == [3, 4]
 
@@ -180,40 +167,12 @@ def test_check_on_interval_dims(tmp_path: Path) -> None:
 def test_run_layer_explain_and_json(tmp_path: Path) -> None:
     path = save(adaptive_net("max", (2, 3, 10, 7), (4, 9)), tmp_path)
     x = np.random.default_rng(1).standard_normal((2, 3, 10, 7)).astype(np.float32)
-    np.save(tmp_path / "x.npy", x)
-    out = tmp_path / "out.npz"
-    proc = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "irpool",
-            "run",
-            path,
-            "--layer",
-            "pool",
-            "-i",
-            str(tmp_path / "x.npy"),
-            "-o",
-            str(out),
-        ],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-    )
-    assert proc.returncode == 0, proc.stderr
-    saved = np.load(out)
+    saved = cli_run_layer(path, x, tmp_path)
     want = reference(x, (4, 9), "max", "openvino")
     assert same_bits(saved["output0"], want[0])
     assert saved["output1"].dtype == np.int32
     assert np.array_equal(saved["output1"], want[1])
-    proc = subprocess.run(
-        [sys.executable, "-m", "irpool", "explain", path, "--layer", "pool", "--json"],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-    )
-    assert proc.returncode == 0, proc.stderr
-    layer = json.loads(proc.stdout)["layers"][0]
+    layer = cli_explain_layer(path)
     assert layer["family"] == "adaptive"
     assert layer["axes"][0]["windows"][:2] == [[0, 3], [2, 5]]
     assert layer["axes"][1]["windows"][:3] == [[0, 1], [0, 2], [1, 3]]

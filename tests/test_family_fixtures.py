@@ -5,28 +5,19 @@ is made of are listed with the reason."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 from types import ModuleType
 
 import numpy as np
 import pytest
+from conftest import irpool
 
 from irpool.frontends.ir_writer import NetBuilder
-
-ROOT = Path(__file__).resolve().parent.parent
-
-
-def _cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "irpool", *args], capture_output=True, text=True, cwd=ROOT
-    )
 
 
 @pytest.mark.oracle
 def test_family_preset_is_confirmed_by_openvino(ov: ModuleType, tmp_path: Path) -> None:
-    out = _cli("fixtures", str(tmp_path / "fx"), "--preset", "family", "--verify")
+    out = irpool("fixtures", str(tmp_path / "fx"), "--preset", "family", "--verify")
     assert out.returncode == 0, out.stdout + out.stderr
     index = json.loads((tmp_path / "fx" / "index.json").read_text())
     assert index["counts"]["cases"] == index["counts"]["confirmed"] > 50
@@ -74,7 +65,7 @@ def test_from_a_model_lists_what_it_skips(ov: ModuleType, tmp_path: Path) -> Non
         net.result(name, ref)
     path = str(tmp_path / "mixed.xml")
     net.save(path)
-    out = _cli("fixtures", str(tmp_path / "fx"), "--from", path, "--verify")
+    out = irpool("fixtures", str(tmp_path / "fx"), "--from", path, "--verify")
     assert out.returncode == 0, out.stdout + out.stderr
     index = json.loads((tmp_path / "fx" / "index.json").read_text())
     assert [c["op"] for c in index["cases"]] == ["AdaptiveAvgPool", "ReduceMean"]
@@ -83,6 +74,6 @@ def test_from_a_model_lists_what_it_skips(ov: ModuleType, tmp_path: Path) -> Non
     assert set(skipped) == {"rmin (ReduceMin-1)", "roi (ROIPooling-2)"}
     assert "region pooling" in skipped["roi (ROIPooling-2)"]
     assert "skip  roi (ROIPooling-2)" in out.stdout
-    check = _cli("check", path)
+    check = irpool("check", path)
     assert check.returncode == 0
     assert 'layer "roi" (ROIPooling-2): not verified' in check.stdout

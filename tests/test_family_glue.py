@@ -15,6 +15,7 @@ import pytest
 from family_helpers import irpool_run, openvino_run, same_bits
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from onnx_helpers import one_node_model
 
 from irpool.frontends.ir_writer import NetBuilder
 
@@ -56,15 +57,8 @@ def _onnx_model(
     from onnx import TensorProto, helper
 
     node = helper.make_node(op, ["x"], ["y"], **attrs)
-    graph = helper.make_graph(
-        [node],
-        "g",
-        [helper.make_tensor_value_info("x", TensorProto.FLOAT, list(shape))],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
-    )
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
-    model.ir_version = 10
-    return model
+    f32 = TensorProto.FLOAT
+    return one_node_model(node, [("x", f32, list(shape))], [("y", f32, None)], opset)
 
 
 def _converted(ov: ModuleType, onnx: ModuleType, model: Any, folder: Path) -> str:

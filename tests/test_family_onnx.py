@@ -6,14 +6,13 @@ convert-report."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
 import numpy as np
 import pytest
+from conftest import irpool
 from family_helpers import random_values, same_bits
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -23,7 +22,6 @@ from irpool.frontends.onnx_model import to_graph
 from irpool.ops import bind
 from irpool.run import run_family
 
-ROOT = Path(__file__).resolve().parent.parent
 FEW = settings(max_examples=20, deadline=None)
 
 
@@ -345,36 +343,19 @@ def test_cli_on_the_onnx_family(ort: ModuleType, onnx: ModuleType, tmp_path: Pat
     for name, model in models.items():
         path = str(tmp_path / f"{name}.onnx")
         onnx.save(model, path)
-
-        def cli(*args: str) -> subprocess.CompletedProcess[str]:
-            return subprocess.run(
-                [sys.executable, "-m", "irpool", *args], capture_output=True, text=True, cwd=ROOT
-            )
-
-        out = cli("run", path, "-i", str(tmp_path / "x.npy"), "-o", str(tmp_path / f"{name}.npz"))
+        out = irpool(
+            "run", path, "-i", str(tmp_path / "x.npy"), "-o", str(tmp_path / f"{name}.npz")
+        )
         assert out.returncode == 0, out.stderr
-        out = cli("compare", path, "-i", str(tmp_path / "x.npy"), "--json")
+        out = irpool("compare", path, "-i", str(tmp_path / "x.npy"), "--json")
         assert out.returncode == 0, out.stderr
         doc = json.loads(out.stdout)
         assert "node" in [layer["layer"] for layer in doc["layers"]]
         assert doc["skipped"] == []
-        out = cli("explain", path, "--layer", "node", "--json")
+        out = irpool("explain", path, "--layer", "node", "--json")
         assert out.returncode == 0, out.stderr
         assert json.loads(out.stdout)["layers"][0]["family"] in ("lp", "reduce", "unpool")
-    out = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "irpool",
-            "convert-report",
-            str(tmp_path / "unpool.onnx"),
-            "-i",
-            str(tmp_path / "x.npy"),
-        ],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-    )
+    out = irpool("convert-report", str(tmp_path / "unpool.onnx"), "-i", str(tmp_path / "x.npy"))
     assert out.returncode == 1, out.stderr
     assert "openvino refuses to convert it" in out.stdout
     assert "1 skipped" in out.stdout

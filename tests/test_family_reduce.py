@@ -5,16 +5,24 @@ explain."""
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
 import numpy as np
 import pytest
-from family_helpers import et, irpool_run, openvino_run, random_values, reduce_net, same_bits, save
+from conftest import irpool
+from family_helpers import (
+    cli_explain_layer,
+    cli_run_layer,
+    et,
+    irpool_run,
+    openvino_run,
+    random_values,
+    reduce_net,
+    same_bits,
+    save,
+)
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from reference_family import ort_global, ov_reduce
@@ -24,7 +32,6 @@ from irpool.frontends.ir_xml import load
 from irpool.ops import bind
 from irpool.run import run_family
 
-ROOT = Path(__file__).resolve().parent.parent
 FEW = settings(max_examples=30, deadline=None)
 
 
@@ -170,17 +177,13 @@ def test_check_finds_an_off_by_one_dim(tmp_path: Path) -> None:
     assert "not reduced" in (report.findings[0].formula or "")
     keep = save(reduce_net("max", (2, 8, 7, 7), [-1], True, declared=(2, 8, 7, 2)), tmp_path, "k")
     assert [(f.axis, f.declared) for f in check_file(keep).findings] == [(3, "2")]
-    proc = subprocess.run(
-        [sys.executable, "-m", "irpool", "check", bad], capture_output=True, text=True, cwd=ROOT
-    )
+    proc = irpool("check", bad)
     assert proc.returncode == 1
 
 
 def test_axes_out_of_range_is_refused(tmp_path: Path) -> None:
     path = save(reduce_net("sum", (2, 3), [2], False, declared=(2,)), tmp_path)
-    proc = subprocess.run(
-        [sys.executable, "-m", "irpool", "check", path], capture_output=True, text=True, cwd=ROOT
-    )
+    proc = irpool("check", path)
     assert proc.returncode == 2
     assert "Axis 2 out of the tensor rank range [-2, 1]" in proc.stderr
 
@@ -198,36 +201,9 @@ def test_interval_dims(tmp_path: Path) -> None:
 def test_run_layer_and_explain(tmp_path: Path) -> None:
     path = save(reduce_net("l2", (2, 5, 6, 19), [-1, 0], True), tmp_path)
     x = np.random.default_rng(3).standard_normal((2, 5, 6, 19)).astype(np.float32)
-    np.save(tmp_path / "x.npy", x)
-    out = tmp_path / "o.npz"
-    proc = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "irpool",
-            "run",
-            path,
-            "--layer",
-            "pool",
-            "-i",
-            str(tmp_path / "x.npy"),
-            "-o",
-            str(out),
-        ],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-    )
-    assert proc.returncode == 0, proc.stderr
-    assert same_bits(np.load(out)["output0"], ov_reduce(x, [-1, 0], "l2", True))
-    proc = subprocess.run(
-        [sys.executable, "-m", "irpool", "explain", path, "--layer", "pool", "--json"],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-    )
-    assert proc.returncode == 0, proc.stderr
-    layer = json.loads(proc.stdout)["layers"][0]
+    saved = cli_run_layer(path, x, tmp_path)
+    assert same_bits(saved["output0"], ov_reduce(x, [-1, 0], "l2", True))
+    layer = cli_explain_layer(path)
     assert (layer["family"], layer["reduce"], layer["axes"], layer["keep_dims"]) == (
         "reduce",
         "l2",

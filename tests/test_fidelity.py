@@ -13,15 +13,16 @@ from __future__ import annotations
 import os
 import re
 import subprocess
-import sys
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
 import numpy as np
 import pytest
+from conftest import irpool
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from onnx_helpers import one_node_model
 
 from irpool.errors import IrpoolError
 from irpool.frontends.ir_writer import NetBuilder
@@ -32,7 +33,6 @@ from irpool.run import run_graph
 
 pytestmark = pytest.mark.oracle
 
-ROOT = Path(__file__).resolve().parent.parent
 BF16 = bfloat16()
 FLOATS = ["f64", "f32", "f16", "bf16"]
 INTEGERS = ["i64", "i32", "i16", "i8", "u64", "u32", "u16", "u8"]
@@ -578,13 +578,8 @@ def test_onnx_zero_dims(
 
     name, opset = op
     node = helper.make_node(name, ["X"], ["Y"], kernel_shape=[2, 2], pads=pads)
-    graph = helper.make_graph(
-        [node],
-        "g",
-        [helper.make_tensor_value_info("X", TensorProto.FLOAT, list(shape))],
-        [helper.make_tensor_value_info("Y", TensorProto.FLOAT, None)],
-    )
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+    f32 = TensorProto.FLOAT
+    model = one_node_model(node, [("X", f32, list(shape))], [("Y", f32, None)], opset)
     path = tmp_path / "m.onnx"
     path.write_bytes(model.SerializeToString())
     x = np.zeros(shape, np.float32)
@@ -723,15 +718,7 @@ def test_torch_convention(
 
 
 def _cli(*args: str) -> subprocess.CompletedProcess[str]:
-    env = dict(os.environ, PYTHONWARNINGS="default")
-    return subprocess.run(
-        [sys.executable, "-m", "irpool", *args],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        env=env,
-        timeout=120,
-    )
+    return irpool(*args, env=dict(os.environ, PYTHONWARNINGS="default"), timeout=120)
 
 
 def _pool_net(tmp_path: Path, et: str = "f32") -> Path:

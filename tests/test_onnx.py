@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 import pytest
 from conftest import ROOT, irpool
+from onnx_helpers import Tensor, one_node_model
 
 from irpool.frontends import onnx_model
 from irpool.frontends.onnx_model import to_graph
@@ -128,7 +129,7 @@ def test_d12a_reference_shifts_windows_irpool_follows_onnxruntime(
             ceil_mode=1,
             count_include_pad=cip,
         )
-        model = _proto(
+        model = one_node_model(
             node, [("x", TensorProto.FLOAT, [1, 1, 6])], [("y", TensorProto.FLOAT, None)], 19
         )
         got = run_graph(to_graph(model, "d12a"), {"x": x}).outputs["y"]
@@ -199,35 +200,6 @@ def test_qlinear_average_pool_matches_onnxruntime(ort: ModuleType, onnx: ModuleT
     assert compared == 250
 
 
-Tensor = tuple[str, int, list[Any] | None]
-"""A graph input or output: name, element type (TensorProto) and shape (None: undeclared)."""
-
-
-def _proto(
-    node: Any,
-    inputs: list[Tensor],
-    outputs: list[Tensor],
-    opset: int,
-    inits: list[Any] | None = None,
-) -> Any:
-    """A ModelProto of one node (IR version 10); a com.microsoft node also imports that domain."""
-    from onnx import helper
-
-    graph = helper.make_graph(
-        [node],
-        "g",
-        [helper.make_tensor_value_info(*t) for t in inputs],
-        [helper.make_tensor_value_info(*t) for t in outputs],
-        initializer=inits or [],
-    )
-    imports = [helper.make_opsetid("", opset)]
-    if node.domain == "com.microsoft":
-        imports.append(helper.make_opsetid("com.microsoft", 1))
-    model = helper.make_model(graph, opset_imports=imports)
-    model.ir_version = 10
-    return model
-
-
 def _model(
     onnx: ModuleType,
     path: Path,
@@ -237,9 +209,34 @@ def _model(
     opset: int,
     inits: list[Any] | None = None,
 ) -> str:
-    """_proto saved at `path`."""
-    onnx.save(_proto(node, inputs, outputs, opset, inits), str(path))
+    """one_node_model saved at `path`."""
+    onnx.save(one_node_model(node, inputs, outputs, opset, inits), str(path))
     return str(path)
+
+
+def _x_to_y(
+    onnx: ModuleType,
+    path: Path,
+    node: Any,
+    et: int,
+    x_shape: list[Any],
+    opset: int,
+    y_shape: list[Any] | None = None,
+    inits: list[Any] | None = None,
+) -> str:
+    """_model of a node from an input `x` to an output `y`, both of element type `et` (`y_shape`
+    None: undeclared)."""
+    return _model(onnx, path, node, [("x", et, x_shape)], [("y", et, y_shape)], opset, inits)
+
+
+def _maxpool_with_indices(onnx: ModuleType, path: Path, shape: list[int], **attrs: Any) -> str:
+    """A MaxPool-12 "mp" of a float input `x` of `shape`, with its Indices output `i`
+    (storage_order 1), saved at `path`."""
+    from onnx import TensorProto, helper
+
+    node = helper.make_node("MaxPool", ["x"], ["y", "i"], name="mp", storage_order=1, **attrs)
+    f32, i64 = TensorProto.FLOAT, TensorProto.INT64
+    return _model(onnx, path, node, [("x", f32, shape)], [("y", f32, None), ("i", i64, None)], 12)
 
 
 D2_ATTRS: dict[str, Any] = {
@@ -283,26 +280,14 @@ def test_check_reports_onnx_shape_inference_disagreement(onnx: ModuleType, tmp_p
 
 
 def test_run_and_compare_onnx(onnx: ModuleType, ort: ModuleType, tmp_path: Path) -> None:
-    from onnx import TensorProto, helper
-
-    node = helper.make_node(
-        "MaxPool",
-        ["x"],
-        ["y", "i"],
-        name="mp",
+    path = _maxpool_with_indices(
+        onnx,
+        tmp_path / "mp.onnx",
+        [2, 3, 9, 10],
         kernel_shape=[3, 3],
         strides=[2, 2],
         pads=[1, 1, 1, 1],
         ceil_mode=1,
-        storage_order=1,
-    )
-    path = _model(
-        onnx,
-        tmp_path / "mp.onnx",
-        node,
-        [("x", TensorProto.FLOAT, [2, 3, 9, 10])],
-        [("y", TensorProto.FLOAT, None), ("i", TensorProto.INT64, None)],
-        12,
     )
     x = np.random.default_rng(0).standard_normal((2, 3, 9, 10)).astype(np.float32)
     np.save(tmp_path / "x.npy", x)
@@ -328,27 +313,11 @@ def test_convert_report_names_the_divergence(
     f32 = TensorProto.FLOAT
     if case == "D2c":
         node = helper.make_node("MaxPool", ["x"], ["y"], name="mp", **D2_ATTRS)
-        path = _model(
-            onnx, tmp_path / "m.onnx", node, [("x", f32, [1, 1, 2, 2])], [("y", f32, None)], 12
-        )
+        path = _x_to_y(onnx, tmp_path / "m.onnx", node, f32, [1, 1, 2, 2], 12)
         extra: list[str] = []
     elif case == "D6":
-        node = helper.make_node(
-            "MaxPool",
-            ["x"],
-            ["y", "i"],
-            name="mp",
-            kernel_shape=[1, 2],
-            strides=[1, 2],
-            storage_order=1,
-        )
-        path = _model(
-            onnx,
-            tmp_path / "m.onnx",
-            node,
-            [("x", f32, [1, 1, 2, 4])],
-            [("y", f32, None), ("i", TensorProto.INT64, None)],
-            12,
+        path = _maxpool_with_indices(
+            onnx, tmp_path / "m.onnx", [1, 1, 2, 4], kernel_shape=[1, 2], strides=[1, 2]
         )
         extra = []
     else:
@@ -362,9 +331,7 @@ def test_convert_report_names_the_divergence(
         node = helper.make_node(
             "QLinearAveragePool", ["x", "xs", "xz", "ys", "yz"], ["y"], name="qap", **QLINEAR_ATTRS
         )
-        path = _model(
-            onnx, tmp_path / "m.onnx", node, [("x", u8, [1, 1, 9])], [("y", u8, None)], 12, inits
-        )
+        path = _x_to_y(onnx, tmp_path / "m.onnx", node, u8, [1, 1, 9], 12, inits=inits)
         extra = ["--range", "0,255"]
     out = irpool("convert-report", path, *extra)
     assert out.returncode == 1, out.stdout + out.stderr
@@ -410,13 +377,8 @@ def test_omitted_output_and_dynamic_batch(
 
     # a MaxPool whose optional Indices output is omitted ("")
     node = helper.make_node("MaxPool", ["x"], ["y", ""], kernel_shape=[2], strides=[2])
-    path = _model(
-        onnx,
-        tmp_path / "omitted.onnx",
-        node,
-        [("x", TensorProto.FLOAT, [1, 1, 4])],
-        [("y", TensorProto.FLOAT, [1, 1, 2])],
-        12,
+    path = _x_to_y(
+        onnx, tmp_path / "omitted.onnx", node, TensorProto.FLOAT, [1, 1, 4], 12, [1, 1, 2]
     )
     out = irpool("compare", path)
     assert out.returncode == 0, out.stdout + out.stderr
@@ -446,14 +408,7 @@ def test_element_types_an_op_version_refuses(onnx: ModuleType, tmp_path: Path) -
     from onnx import TensorProto, helper
 
     node = helper.make_node("AveragePool", ["x"], ["y"], kernel_shape=[2])
-    path = _model(
-        onnx,
-        tmp_path / "int.onnx",
-        node,
-        [("x", TensorProto.INT32, [1, 1, 4])],
-        [("y", TensorProto.INT32, [1, 1, 3])],
-        19,
-    )
+    path = _x_to_y(onnx, tmp_path / "int.onnx", node, TensorProto.INT32, [1, 1, 4], 19, [1, 1, 3])
     out = irpool("run", path, "-o", str(tmp_path / "o.npz"))
     assert out.returncode == 2 and out.stderr.count("\n") == 1, out.stderr
     assert "AveragePool-19 takes f16, f32, f64" in out.stderr and path in out.stderr
@@ -568,15 +523,7 @@ def test_qlinear_inputs_refused_where_onnxruntime_refuses_to_load(
     node = helper.make_node(
         "QLinearAveragePool", inputs, ["y"], name="qpool", domain="com.microsoft", kernel_shape=[2]
     )
-    path = _model(
-        onnx,
-        tmp_path / "q.onnx",
-        node,
-        [("x", TensorProto.UINT8, [1, 1, 6])],
-        [("y", TensorProto.UINT8, None)],
-        13,
-        inits,
-    )
+    path = _x_to_y(onnx, tmp_path / "q.onnx", node, TensorProto.UINT8, [1, 1, 6], 13, inits=inits)
     x = np.arange(10, 70, 10, dtype=np.uint8).reshape(1, 1, 6)
     np.save(tmp_path / "x.npy", x)
     out = irpool("run", path, "-i", f"x={tmp_path / 'x.npy'}", "-o", str(tmp_path / "o.npz"))
@@ -598,7 +545,7 @@ def _single_node(
 
     et = helper.np_dtype_to_tensor_dtype(np.dtype(dtype))
     node = helper.make_node(op, ["x"], ["y"], name="pool", **attrs)
-    return _model(onnx, path, node, [("x", et, shape)], [("y", et, None)], opset)
+    return _x_to_y(onnx, path, node, et, shape, opset)
 
 
 KERNEL_1_STRIDE_3 = {"kernel_shape": [1], "strides": [3]}

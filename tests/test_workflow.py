@@ -156,7 +156,7 @@ def test_run_one_layer_of_a_dynamic_torch_net(
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
     # --input-shape of the model's input: a random input of the shape the layer gets there
     avgpool = next(la for la in api.load(torch_irs["net"]).layers if la.name == AVGPOOL)
-    result = irpool(
+    shapes = _layer_shapes(
         "run",
         torch_irs["net"],
         "--layer",
@@ -166,27 +166,24 @@ def test_run_one_layer_of_a_dynamic_torch_net(
         "-o",
         str(out),
         "--force",
-        "--json",
     )
+    assert shapes == ([1, 8, 17, 15], [1, 8, 9, 8])
+
+
+def _layer_shapes(*args: str) -> tuple[list[int], list[int]]:
+    """`irpool ARGS --json` on one layer: that layer's input and output shape."""
+    result = irpool(*args, "--json")
     assert result.returncode == 0, result.stderr
     (layer,) = json.loads(result.stdout)["layers"]
-    assert layer["input_shape"] == [1, 8, 17, 15] and layer["output_shape"] == [1, 8, 9, 8]
+    return layer["input_shape"], layer["output_shape"]
 
 
 @pytest.mark.oracle
 def test_explain_a_layer_of_a_dynamic_torch_net(torch_irs: dict[str, Any]) -> None:
-    result = irpool(
-        "explain",
-        torch_irs["net"],
-        "--layer",
-        "avg_pool",
-        "--input-shape",
-        "x=1,3,32,32",
-        "--json",
+    shapes = _layer_shapes(
+        "explain", torch_irs["net"], "--layer", "avg_pool", "--input-shape", "x=1,3,32,32"
     )
-    assert result.returncode == 0, result.stderr
-    (layer,) = json.loads(result.stdout)["layers"]
-    assert layer["input_shape"] == [1, 8, 13, 13] and layer["output_shape"] == [1, 8, 7, 7]
+    assert shapes == ([1, 8, 13, 13], [1, 8, 7, 7])
 
 
 # -- finding a layer ----------------------------------------------------------------------------
