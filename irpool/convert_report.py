@@ -25,6 +25,7 @@ from .compare import (
     _values_of,
     compare_arrays,
     compare_model,
+    conversion_record,
     mismatch_cells,
     rounding_bound,
     select_layers,
@@ -471,27 +472,8 @@ def format_report(report: ConvertReport) -> str:
 
 def _output_json(c: OutputComparison) -> dict[str, Any]:
     """One output of a node: openvino's values against the node's ONNX meaning."""
-    record = {
-        "output": c.name,
-        "tensor": c.declared,
-        "dtype": c.dtype,
-        "openvino_shape": c.computed,
-        "onnx_shape": c.produced,
-        "same": c.passed,
-        "exact": c.exact,
-        "differing": c.mismatches,
-        "size": c.size,
-        "max_abs": c.max_abs,
-        "max_rel": c.max_rel,
-        "max_ulp": c.max_ulp,
-        "worst_index": c.worst_index,
-        "worst_openvino": c.worst_irpool,
-        "worst_onnx": c.worst_openvino,
-        "nan_mismatches": c.nan_mismatches,
-        "inf_mismatches": c.inf_mismatches,
-        "summation_rounding": c.rounding,
-        "shape_ok": c.shape_ok,
-    }
+    record = conversion_record(c, "onnx")
+    record.update(summation_rounding=c.rounding, shape_ok=c.shape_ok)
     if c.mismatch_map is not None:
         record["mismatch_map"] = c.mismatch_map
     return {k: _json_value(v) for k, v in record.items()}

@@ -62,7 +62,10 @@ class BorderWindow:
 
 
 @dataclass
-class LayerReport:
+class _Heading:
+    """What every report of one layer starts with: where the layer is, its op, the
+    convention, its attributes and its shapes."""
+
     layer: str
     op: str
     file: str | None
@@ -71,6 +74,10 @@ class LayerReport:
     attributes: dict[str, str]
     input_shape: tuple[int, ...]
     output_shape: tuple[int, ...]
+
+
+@dataclass
+class LayerReport(_Heading):
     reduce: str
     divisor_rule: str
     divisor_reason: str
@@ -88,18 +95,10 @@ class LayerReport:
 
 
 @dataclass
-class FamilyReport:
+class FamilyReport(_Heading):
     """One layer of a pooling family other than windows (adaptive, reductions, Lp, unpooling,
     quantised global): the plan the kernel receives, in words and JSON."""
 
-    layer: str
-    op: str
-    file: str | None
-    line: int | None
-    convention: str
-    attributes: dict[str, str]
-    input_shape: tuple[int, ...]
-    output_shape: tuple[int, ...]
     family: str
     lines: list[str]
     data: dict[str, Any]
@@ -312,6 +311,20 @@ def _note(p: PoolPlan, divisors: dict[str, float | None]) -> str | None:
     return "; ".join(parts)
 
 
+def _heading(pl: PoolingLayer, convention: str, input_shape: Sequence[int]) -> dict[str, Any]:
+    """The fields every report of a layer starts with: where the layer is, its op, the
+    convention, its attributes and the input shape."""
+    return {
+        "layer": pl.layer.label,
+        "op": pl.spec.label,
+        "file": pl.layer.file,
+        "line": pl.layer.line,
+        "convention": convention,
+        "attributes": dict(pl.layer.data),
+        "input_shape": tuple(input_shape),
+    }
+
+
 def explain_layer(
     pl: PoolingLayer,
     input_shape: tuple[int, ...],
@@ -322,7 +335,6 @@ def explain_layer(
     the layer's own, openvino for IR layers and onnx for ONNX nodes).  An input or output above
     the element limit (`max_elements`, else IRPOOL_MAX_ELEMENTS) is refused with a LimitError
     before any window is looked at."""
-    layer = pl.layer
     name = convention or pl.bound.convention.name
     check_elements(tuple(input_shape), "the input", max_elements)
     dtype = data_dtype(pl)
@@ -333,13 +345,7 @@ def explain_layer(
             what = f"the output under the {other.convention} convention"
             check_elements(other.output_shape, what, max_elements)
     report = LayerReport(
-        layer=layer.label,
-        op=pl.spec.label,
-        file=layer.file,
-        line=layer.line,
-        convention=name,
-        attributes=dict(layer.data),
-        input_shape=tuple(input_shape),
+        **_heading(pl, name, input_shape),
         output_shape=p.output_shape,
         reduce=p.reduce,
         divisor_rule=p.divisor,
@@ -401,7 +407,6 @@ def explain_family(
 ) -> FamilyReport:
     """The report of one layer of a pooling family for a static input shape (see
     explain_layer): its plan under the convention, and what the other conventions make of it."""
-    layer = pl.layer
     family = pl.bound.family
     assert family is not None
     name = convention or pl.bound.convention.name
@@ -422,13 +427,7 @@ def explain_family(
         except IrpoolError as e:
             others[other] = f"refuses: {e.message}"
     return FamilyReport(
-        layer=layer.label,
-        op=pl.spec.label,
-        file=layer.file,
-        line=layer.line,
-        convention=name,
-        attributes=dict(layer.data),
-        input_shape=tuple(input_shape),
+        **_heading(pl, name, input_shape),
         output_shape=p.output_shape,
         family=family.name,
         lines=told.lines,
@@ -447,7 +446,6 @@ def explain_family_rules(pl: PoolingLayer, convention: str | None = None) -> Fam
     static input (--input-shape)."""
     import dataclasses
 
-    layer = pl.layer
     family = pl.bound.family
     assert family is not None
     rank = None if pl.input_shape is None else len(pl.input_shape)
@@ -471,13 +469,7 @@ def explain_family_rules(pl: PoolingLayer, convention: str | None = None) -> Fam
         return () if shape is None else tuple(d.declared() for d in shape)
 
     return FamilyReport(
-        layer=layer.label,
-        op=pl.spec.label,
-        file=layer.file,
-        line=layer.line,
-        convention=convention or pl.bound.convention.name,
-        attributes=dict(layer.data),
-        input_shape=dims(pl.input_shape),
+        **_heading(pl, convention or pl.bound.convention.name, dims(pl.input_shape)),
         output_shape=dims(out),
         family=family.name,
         lines=lines,
