@@ -75,6 +75,33 @@ class _Heading:
     input_shape: tuple[int, ...]
     output_shape: tuple[int, ...]
 
+    def heading_lines(self, what: str) -> list[str]:
+        """The first lines of the report in text: the layer, where it is, the convention;
+        `what` it does from the input shape to the output shape; its attributes."""
+        where = "?"
+        if self.file:
+            where = f"{self.file}:{self.line}" if self.line is not None else self.file
+        title = conv.get(self.convention).title
+        word = "node" if (self.file or "").lower().endswith(".onnx") else "layer"
+        return [
+            f'{word} "{self.layer}" ({self.op}) at {where}; convention {self.convention} ({title})',
+            f"  {what} {dims_text(self.input_shape)} -> {dims_text(self.output_shape)}",
+            "  attributes: " + " ".join(f'{k}="{v}"' for k, v in self.attributes.items()),
+        ]
+
+    def heading_json(self) -> dict[str, Any]:
+        """These fields as the report's JSON starts with them."""
+        return {
+            "layer": self.layer,
+            "op": self.op,
+            "file": self.file,
+            "line": self.line,
+            "convention": self.convention,
+            "attributes": self.attributes,
+            "input_shape": list(self.input_shape),
+            "output_shape": list(self.output_shape),
+        }
+
 
 @dataclass
 class LayerReport(_Heading):
@@ -536,14 +563,7 @@ def explain_graph(
 
 
 def format_family(r: FamilyReport) -> str:
-    where = (f"{r.file}:{r.line}" if r.line is not None else r.file) if r.file else "?"
-    conv_title = conv.get(r.convention).title
-    word = "node" if (r.file or "").lower().endswith(".onnx") else "layer"
-    lines = [
-        f'{word} "{r.layer}" ({r.op}) at {where}; convention {r.convention} ({conv_title})',
-        f"  {r.title} {dims_text(r.input_shape)} -> {dims_text(r.output_shape)}",
-        "  attributes: " + " ".join(f'{k}="{v}"' for k, v in r.attributes.items()),
-    ]
+    lines = r.heading_lines(r.title)
     lines.extend(f"  {line}" for line in r.lines)
     if r.conventions:
         shown = "; ".join(f"{k}: {v}" for k, v in r.conventions.items())
@@ -559,14 +579,7 @@ def format_family(r: FamilyReport) -> str:
 def format_report(r: LayerReport | FamilyReport) -> str:
     if isinstance(r, FamilyReport):
         return format_family(r)
-    where = (f"{r.file}:{r.line}" if r.line is not None else r.file) if r.file else "?"
-    conv_title = conv.get(r.convention).title
-    word = "node" if (r.file or "").lower().endswith(".onnx") else "layer"
-    lines = [
-        f'{word} "{r.layer}" ({r.op}) at {where}; convention {r.convention} ({conv_title})',
-        f"  {r.reduce} pooling {dims_text(r.input_shape)} -> {dims_text(r.output_shape)}",
-        "  attributes: " + " ".join(f'{k}="{v}"' for k, v in r.attributes.items()),
-    ]
+    lines = r.heading_lines(f"{r.reduce} pooling")
     if r.reduce == "mean":
         lines.append(f"  divisor: {r.divisor_reason}")
     lines.append(f"  a window with no tap in the input gives {r.empty_result}")
@@ -615,14 +628,7 @@ def _ranges(values: list[int]) -> str:
 def to_json(r: LayerReport | FamilyReport) -> dict[str, Any]:
     if isinstance(r, FamilyReport):
         return {
-            "layer": r.layer,
-            "op": r.op,
-            "file": r.file,
-            "line": r.line,
-            "convention": r.convention,
-            "attributes": r.attributes,
-            "input_shape": list(r.input_shape),
-            "output_shape": list(r.output_shape),
+            **r.heading_json(),
             **r.data,
             "text": r.lines,
             "conventions": r.conventions,
@@ -630,14 +636,7 @@ def to_json(r: LayerReport | FamilyReport) -> dict[str, Any]:
             "notes": r.notes,
         }
     return {
-        "layer": r.layer,
-        "op": r.op,
-        "file": r.file,
-        "line": r.line,
-        "convention": r.convention,
-        "attributes": r.attributes,
-        "input_shape": list(r.input_shape),
-        "output_shape": list(r.output_shape),
+        **r.heading_json(),
         "reduce": r.reduce,
         "divisor_rule": r.divisor_rule,
         "divisor_reason": r.divisor_reason,
