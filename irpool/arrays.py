@@ -135,7 +135,7 @@ def load_arrays(path: str, limit: int | None = None) -> dict[str, Array]:
     input_K.pb by the names they carry)."""
     where = Where(file=path)
     if os.path.isdir(path):
-        from .tensor_pb import read_data_set
+        from .frontends.tensor_pb import read_data_set
 
         items = read_data_set(path, limit)
         if len(items) == 1:
@@ -148,7 +148,7 @@ def load_arrays(path: str, limit: int | None = None) -> dict[str, Array]:
             )
         return dict(items)
     if path.lower().endswith(".pb"):
-        from .tensor_pb import read_tensor
+        from .frontends.tensor_pb import read_tensor
 
         name, array = read_tensor(path, limit)
         return {name: array}

@@ -20,7 +20,13 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from .compare import OutputComparison, _json_value, compare_arrays, mismatch_cells
+from .compare import (
+    OutputComparison,
+    _json_value,
+    compare_arrays,
+    conversion_record,
+    mismatch_cells,
+)
 from .errors import InputError, IrpoolError, UsageError, Where
 from .model import element_type_of_numpy
 from .source_ops import FRAMEWORK_TITLES, IrLayer, Traced, TracedOp
@@ -435,24 +441,19 @@ def audit_torch(
     else:
         path = f"<{type(model).__name__}>"
         program = torch_rt.from_object(model, path, route)
-    named = dict(given or {})
-    if example_inputs is not None:
-        named.update(_examples(example_inputs, program.input_names))
-    arrays = model_arrays(
+    return _traced_report(
         path,
-        program.input_names,
-        program.input_shapes,
-        program.input_dtypes,
-        named,
-        dict(shapes or {}),
+        program,
+        torch_rt.trace,
+        example_inputs,
+        given,
+        shapes,
         seed,
-        low,
-        high,
+        (low, high),
         cast,
+        (atol, rtol),
+        layers,
     )
-    report = report_of(path, torch_rt.trace(program, arrays), atol, rtol, layers)
-    report.notes += _random_note(program.input_names, named, low, high, seed)
-    return report
 
 
 def audit_tf(
@@ -475,6 +476,37 @@ def audit_tf(
     openvino_rt.load()
     path = os.fspath(model) if isinstance(model, (str, os.PathLike)) else "<keras model>"
     program = tensorflow_rt.open_model(model, path, dict(shapes or {}))
+    return _traced_report(
+        path,
+        program,
+        tensorflow_rt.trace,
+        example_inputs,
+        given,
+        shapes,
+        seed,
+        (low, high),
+        cast,
+        (atol, rtol),
+        layers,
+    )
+
+
+def _traced_report(
+    path: str,
+    program: Any,
+    trace: Any,
+    example_inputs: Any,
+    given: Mapping[str, Array] | None,
+    shapes: Mapping[str, tuple[int, ...]] | None,
+    seed: int,
+    bounds: tuple[float, float],
+    cast: bool,
+    tolerance: tuple[float, float],
+    layers: list[str] | None,
+) -> AuditReport:
+    """The audit of a loaded PyTorch or TensorFlow program: its inputs (given, from the
+    examples, or drawn), traced by `trace`, compared within the tolerance (atol, rtol)."""
+    low, high = bounds
     named = dict(given or {})
     if example_inputs is not None:
         named.update(_examples(example_inputs, program.input_names))
@@ -490,7 +522,7 @@ def audit_tf(
         high,
         cast,
     )
-    report = report_of(path, tensorflow_rt.trace(program, arrays), atol, rtol, layers)
+    report = report_of(path, trace(program, arrays), *tolerance, layers)
     report.notes += _random_note(program.input_names, named, low, high, seed)
     return report
 
@@ -679,27 +711,8 @@ def format_report(report: AuditReport) -> str:
     return "\n".join(lines)
 
 
-def _output_json(c: OutputComparison, title: str) -> dict[str, Any]:
-    record = {
-        "output": c.name,
-        "tensor": c.declared,
-        "dtype": c.dtype,
-        "openvino_shape": c.computed,
-        "source_shape": c.produced,
-        "same": c.passed,
-        "exact": c.exact,
-        "differing": c.mismatches,
-        "size": c.size,
-        "max_abs": c.max_abs,
-        "max_rel": c.max_rel,
-        "max_ulp": c.max_ulp,
-        "worst_index": c.worst_index,
-        "worst_openvino": c.worst_irpool,
-        "worst_source": c.worst_openvino,
-        "nan_mismatches": c.nan_mismatches,
-        "inf_mismatches": c.inf_mismatches,
-    }
-    return {k: _json_value(v) for k, v in record.items()}
+def _output_json(c: OutputComparison) -> dict[str, Any]:
+    return {k: _json_value(v) for k, v in conversion_record(c, "source").items()}
 
 
 def _jsonable(value: Any) -> Any:
@@ -713,7 +726,6 @@ def _jsonable(value: Any) -> Any:
 
 
 def to_json(report: AuditReport) -> dict[str, Any]:
-    title = FRAMEWORK_TITLES.get(report.framework, report.framework)
     guess = report.source
     return {
         "schema": SCHEMA,
@@ -760,7 +772,7 @@ def to_json(report: AuditReport) -> dict[str, Any]:
                     for at, g, w in op.values
                 ],
                 "notes": op.notes,
-                "outputs": [_output_json(c, title) for c in op.outputs],
+                "outputs": [_output_json(c) for c in op.outputs],
             }
             for op in report.ops
         ],

@@ -198,10 +198,18 @@ def _window_layer(
 
         said = between(as_written, used, x)
         result.divergence = "; ".join(said)
-        if outs and want and outs[0].shape == want[0].shape:
-            result.cells = mismatch_cells(outs[0], want[0])
-            result.values = differing_values(outs[0], want[0], atol, rtol)
+        _mark_differing(result, outs, want, atol, rtol)
     return result
+
+
+def _mark_differing(
+    result: OpAudit, outs: list[Array], want: list[Array], atol: float, rtol: float
+) -> None:
+    """Where the first outputs differ (cells and values), when both sides have one of the
+    same shape."""
+    if outs and want and outs[0].shape == want[0].shape:
+        result.cells = mismatch_cells(outs[0], want[0])
+        result.values = differing_values(outs[0], want[0], atol, rtol)
 
 
 def _like_layer(
@@ -264,9 +272,7 @@ def _like_layer(
             )
         else:
             result.divergence = "no known divergence explains the difference"
-        if outs and want and outs[0].shape == want[0].shape:
-            result.cells = mismatch_cells(outs[0], want[0])
-            result.values = differing_values(outs[0], want[0], atol, rtol)
+        _mark_differing(result, outs, want, atol, rtol)
     return result
 
 

@@ -102,8 +102,12 @@ def _ir(
     other attributes, as `<data>` strings in the order the rows were measured with (lists
     written "2, 2"); `rounding` None leaves rounding_type out, `axis` comes with
     index_element_type i64 (MaxPool-8/14)."""
+    from .ops import REGISTRY
+
+    # dilations stand after strides in a max pool's rows, last in an average pool's
+    max_pool = REGISTRY.select("openvino", op, opset).reduce == "max"
     data = {"strides": _ir_list(strides)}
-    if op == "MaxPool" and dilations is not None:
+    if max_pool and dilations is not None:
         data["dilations"] = _ir_list(dilations)
     data.update(
         pads_begin=_ir_list(pads_begin), pads_end=_ir_list(pads_end), kernel=_ir_list(kernel)
@@ -114,7 +118,7 @@ def _ir(
         data["rounding_type"] = rounding
     if auto_pad is not None:
         data["auto_pad"] = auto_pad
-    if op == "AvgPool" and dilations is not None:
+    if not max_pool and dilations is not None:
         data["dilations"] = _ir_list(dilations)
     if axis is not None:
         data.update(index_element_type="i64", axis=str(axis))

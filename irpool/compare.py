@@ -864,6 +864,31 @@ def outputs_json(outputs: Any) -> list[dict[str, Any]]:
     return records
 
 
+def conversion_record(c: OutputComparison, other: str) -> dict[str, Any]:
+    """One output of a converted op as its report writes it (values not yet JSON-safe):
+    openvino's values against `other`'s ("onnx" in convert-report, "source" in the audit of
+    a PyTorch or TensorFlow model)."""
+    return {
+        "output": c.name,
+        "tensor": c.declared,
+        "dtype": c.dtype,
+        "openvino_shape": c.computed,
+        f"{other}_shape": c.produced,
+        "same": c.passed,
+        "exact": c.exact,
+        "differing": c.mismatches,
+        "size": c.size,
+        "max_abs": c.max_abs,
+        "max_rel": c.max_rel,
+        "max_ulp": c.max_ulp,
+        "worst_index": c.worst_index,
+        "worst_openvino": c.worst_irpool,
+        f"worst_{other}": c.worst_openvino,
+        "nan_mismatches": c.nan_mismatches,
+        "inf_mismatches": c.inf_mismatches,
+    }
+
+
 def to_json(report: CompareReport) -> dict[str, Any]:
     from . import __version__
 

@@ -25,6 +25,7 @@ from .compare import (
     _values_of,
     compare_arrays,
     compare_model,
+    conversion_record,
     mismatch_cells,
     rounding_bound,
     select_layers,
@@ -225,7 +226,10 @@ def convert_report(
         with refusals("openvino", graph.path):
             converted = openvino_rt.convert(graph.path)
     except OracleRefused as e:
-        return _not_converted(graph, pooling, inputs, atol, rtol, exact, e.message)
+        reason = e.message.removeprefix("openvino refused the model: ").lstrip("- ").strip()
+        note = f"openvino refused to convert the model: {reason}"
+        report, checked = _new_report(graph, pooling, inputs, atol, rtol, exact, True, note)
+        return _not_converted(report, checked, pooling, reason)
     by_tensor: dict[str, Any] = {}
     for op in converted.get_ordered_ops():
         for out in op.outputs():
@@ -243,36 +247,21 @@ def convert_report(
         nodes.append(_Node(pl, ins, outs, names))
     with refusals("openvino", graph.path):
         values = _run_converted(converted, nodes, inputs)
-    report = ConvertReport(
-        graph.path, openvino_rt.version(), [], atol=atol, rtol=rtol, rounding=not exact
-    )
-    if not layers:
-        report.skipped_layers = skipped_layers(graph)
-    checked = _ask_onnxruntime(graph, pooling, inputs, atol, rtol, exact, report)
+    report, checked = _new_report(graph, pooling, inputs, atol, rtol, exact, not layers)
     for node in nodes:
         report.nodes.append(_node_report(graph, node, values, atol, rtol, exact, checked))
     return report
 
 
 def _not_converted(
-    graph: Graph,
+    report: ConvertReport,
+    checked: Mapping[str, str | None],
     pooling: list[PoolingLayer],
-    inputs: Mapping[str, Array],
-    atol: float,
-    rtol: float,
-    exact: bool,
-    refusal: str,
+    reason: str,
 ) -> ConvertReport:
     """openvino refuses to convert the model (MaxUnpool and QLinearGlobalAveragePool have no
     conversion rule): every pooling node is reported, the ones openvino names as refused, the
     others as not compared; onnxruntime still checks what each node means."""
-    reason = refusal.removeprefix("openvino refused the model: ").lstrip("- ").strip()
-    report = ConvertReport(
-        graph.path, openvino_rt.version(), [], atol=atol, rtol=rtol, rounding=not exact
-    )
-    report.notes.append(f"openvino refused to convert the model: {reason}")
-    report.skipped_layers = skipped_layers(graph)
-    checked = _ask_onnxruntime(graph, pooling, inputs, atol, rtol, exact, report)
     for pl in pooling:
         layer = pl.layer
         node = NodeReport(layer.label, pl.spec.label, dict(layer.attrs), "not converted")
@@ -289,22 +278,42 @@ def _not_converted(
     return report
 
 
-def _ask_onnxruntime(
+def _new_report(
     graph: Graph,
     pooling: list[PoolingLayer],
     inputs: Mapping[str, Array],
     atol: float,
     rtol: float,
     exact: bool,
-    report: ConvertReport,
+    skipped: bool,
+    note: str | None = None,
+) -> tuple[ConvertReport, dict[str, str | None]]:
+    """A new report (`note` its first note; the skipped layers listed where `skipped`) and
+    onnxruntime's word on each node (_ask_onnxruntime)."""
+    report = ConvertReport(
+        graph.path, openvino_rt.version(), [], atol=atol, rtol=rtol, rounding=not exact
+    )
+    if note is not None:
+        report.notes.append(note)
+    if skipped:
+        report.skipped_layers = skipped_layers(graph)
+    return report, _ask_onnxruntime(graph, pooling, inputs, report)
+
+
+def _ask_onnxruntime(
+    graph: Graph, pooling: list[PoolingLayer], inputs: Mapping[str, Array], report: ConvertReport
 ) -> dict[str, str | None]:
-    """Per node label: None when onnxruntime computes the node's ONNX meaning, else what it
-    does.  Empty when onnxruntime is missing or refuses the model (a note says so)."""
+    """Per node label: None when onnxruntime computes the node's ONNX meaning (within the
+    report's tolerance), else what it does.  Empty when onnxruntime is missing or refuses the
+    model (a note says so)."""
     if not pooling:
         return {}
     try:
         names = [pl.layer.label for pl in pooling]
-        compared = compare_model(graph, inputs, names, "onnx", atol, rtol, exact=exact)
+        exact = not report.rounding
+        compared = compare_model(
+            graph, inputs, names, "onnx", report.atol, report.rtol, exact=exact
+        )
     except OracleMissing:
         report.notes.append(
             "onnxruntime is not installed: the ONNX meaning is irpool's onnx convention alone"
@@ -471,27 +480,8 @@ def format_report(report: ConvertReport) -> str:
 
 def _output_json(c: OutputComparison) -> dict[str, Any]:
     """One output of a node: openvino's values against the node's ONNX meaning."""
-    record = {
-        "output": c.name,
-        "tensor": c.declared,
-        "dtype": c.dtype,
-        "openvino_shape": c.computed,
-        "onnx_shape": c.produced,
-        "same": c.passed,
-        "exact": c.exact,
-        "differing": c.mismatches,
-        "size": c.size,
-        "max_abs": c.max_abs,
-        "max_rel": c.max_rel,
-        "max_ulp": c.max_ulp,
-        "worst_index": c.worst_index,
-        "worst_openvino": c.worst_irpool,
-        "worst_onnx": c.worst_openvino,
-        "nan_mismatches": c.nan_mismatches,
-        "inf_mismatches": c.inf_mismatches,
-        "summation_rounding": c.rounding,
-        "shape_ok": c.shape_ok,
-    }
+    record = conversion_record(c, "onnx")
+    record.update(summation_rounding=c.rounding, shape_ok=c.shape_ok)
     if c.mismatch_map is not None:
         record["mismatch_map"] = c.mismatch_map
     return {k: _json_value(v) for k, v in record.items()}

@@ -62,7 +62,10 @@ class BorderWindow:
 
 
 @dataclass
-class LayerReport:
+class _Heading:
+    """What every report of one layer starts with: where the layer is, its op, the
+    convention, its attributes and its shapes."""
+
     layer: str
     op: str
     file: str | None
@@ -71,6 +74,37 @@ class LayerReport:
     attributes: dict[str, str]
     input_shape: tuple[int, ...]
     output_shape: tuple[int, ...]
+
+    def heading_lines(self, what: str) -> list[str]:
+        """The first lines of the report in text: the layer, where it is, the convention;
+        `what` it does from the input shape to the output shape; its attributes."""
+        where = "?"
+        if self.file:
+            where = f"{self.file}:{self.line}" if self.line is not None else self.file
+        title = conv.get(self.convention).title
+        word = "node" if (self.file or "").lower().endswith(".onnx") else "layer"
+        return [
+            f'{word} "{self.layer}" ({self.op}) at {where}; convention {self.convention} ({title})',
+            f"  {what} {dims_text(self.input_shape)} -> {dims_text(self.output_shape)}",
+            "  attributes: " + " ".join(f'{k}="{v}"' for k, v in self.attributes.items()),
+        ]
+
+    def heading_json(self) -> dict[str, Any]:
+        """These fields as the report's JSON starts with them."""
+        return {
+            "layer": self.layer,
+            "op": self.op,
+            "file": self.file,
+            "line": self.line,
+            "convention": self.convention,
+            "attributes": self.attributes,
+            "input_shape": list(self.input_shape),
+            "output_shape": list(self.output_shape),
+        }
+
+
+@dataclass
+class LayerReport(_Heading):
     reduce: str
     divisor_rule: str
     divisor_reason: str
@@ -88,18 +122,10 @@ class LayerReport:
 
 
 @dataclass
-class FamilyReport:
+class FamilyReport(_Heading):
     """One layer of a pooling family other than windows (adaptive, reductions, Lp, unpooling,
     quantised global): the plan the kernel receives, in words and JSON."""
 
-    layer: str
-    op: str
-    file: str | None
-    line: int | None
-    convention: str
-    attributes: dict[str, str]
-    input_shape: tuple[int, ...]
-    output_shape: tuple[int, ...]
     family: str
     lines: list[str]
     data: dict[str, Any]
@@ -312,6 +338,20 @@ def _note(p: PoolPlan, divisors: dict[str, float | None]) -> str | None:
     return "; ".join(parts)
 
 
+def _heading(pl: PoolingLayer, convention: str, input_shape: Sequence[int]) -> dict[str, Any]:
+    """The fields every report of a layer starts with: where the layer is, its op, the
+    convention, its attributes and the input shape."""
+    return {
+        "layer": pl.layer.label,
+        "op": pl.spec.label,
+        "file": pl.layer.file,
+        "line": pl.layer.line,
+        "convention": convention,
+        "attributes": dict(pl.layer.data),
+        "input_shape": tuple(input_shape),
+    }
+
+
 def explain_layer(
     pl: PoolingLayer,
     input_shape: tuple[int, ...],
@@ -322,7 +362,6 @@ def explain_layer(
     the layer's own, openvino for IR layers and onnx for ONNX nodes).  An input or output above
     the element limit (`max_elements`, else IRPOOL_MAX_ELEMENTS) is refused with a LimitError
     before any window is looked at."""
-    layer = pl.layer
     name = convention or pl.bound.convention.name
     check_elements(tuple(input_shape), "the input", max_elements)
     dtype = data_dtype(pl)
@@ -333,13 +372,7 @@ def explain_layer(
             what = f"the output under the {other.convention} convention"
             check_elements(other.output_shape, what, max_elements)
     report = LayerReport(
-        layer=layer.label,
-        op=pl.spec.label,
-        file=layer.file,
-        line=layer.line,
-        convention=name,
-        attributes=dict(layer.data),
-        input_shape=tuple(input_shape),
+        **_heading(pl, name, input_shape),
         output_shape=p.output_shape,
         reduce=p.reduce,
         divisor_rule=p.divisor,
@@ -401,7 +434,6 @@ def explain_family(
 ) -> FamilyReport:
     """The report of one layer of a pooling family for a static input shape (see
     explain_layer): its plan under the convention, and what the other conventions make of it."""
-    layer = pl.layer
     family = pl.bound.family
     assert family is not None
     name = convention or pl.bound.convention.name
@@ -422,13 +454,7 @@ def explain_family(
         except IrpoolError as e:
             others[other] = f"refuses: {e.message}"
     return FamilyReport(
-        layer=layer.label,
-        op=pl.spec.label,
-        file=layer.file,
-        line=layer.line,
-        convention=name,
-        attributes=dict(layer.data),
-        input_shape=tuple(input_shape),
+        **_heading(pl, name, input_shape),
         output_shape=p.output_shape,
         family=family.name,
         lines=told.lines,
@@ -447,7 +473,6 @@ def explain_family_rules(pl: PoolingLayer, convention: str | None = None) -> Fam
     static input (--input-shape)."""
     import dataclasses
 
-    layer = pl.layer
     family = pl.bound.family
     assert family is not None
     rank = None if pl.input_shape is None else len(pl.input_shape)
@@ -471,13 +496,7 @@ def explain_family_rules(pl: PoolingLayer, convention: str | None = None) -> Fam
         return () if shape is None else tuple(d.declared() for d in shape)
 
     return FamilyReport(
-        layer=layer.label,
-        op=pl.spec.label,
-        file=layer.file,
-        line=layer.line,
-        convention=convention or pl.bound.convention.name,
-        attributes=dict(layer.data),
-        input_shape=dims(pl.input_shape),
+        **_heading(pl, convention or pl.bound.convention.name, dims(pl.input_shape)),
         output_shape=dims(out),
         family=family.name,
         lines=lines,
@@ -544,14 +563,7 @@ def explain_graph(
 
 
 def format_family(r: FamilyReport) -> str:
-    where = (f"{r.file}:{r.line}" if r.line is not None else r.file) if r.file else "?"
-    conv_title = conv.get(r.convention).title
-    word = "node" if (r.file or "").lower().endswith(".onnx") else "layer"
-    lines = [
-        f'{word} "{r.layer}" ({r.op}) at {where}; convention {r.convention} ({conv_title})',
-        f"  {r.title} {dims_text(r.input_shape)} -> {dims_text(r.output_shape)}",
-        "  attributes: " + " ".join(f'{k}="{v}"' for k, v in r.attributes.items()),
-    ]
+    lines = r.heading_lines(r.title)
     lines.extend(f"  {line}" for line in r.lines)
     if r.conventions:
         shown = "; ".join(f"{k}: {v}" for k, v in r.conventions.items())
@@ -567,14 +579,7 @@ def format_family(r: FamilyReport) -> str:
 def format_report(r: LayerReport | FamilyReport) -> str:
     if isinstance(r, FamilyReport):
         return format_family(r)
-    where = (f"{r.file}:{r.line}" if r.line is not None else r.file) if r.file else "?"
-    conv_title = conv.get(r.convention).title
-    word = "node" if (r.file or "").lower().endswith(".onnx") else "layer"
-    lines = [
-        f'{word} "{r.layer}" ({r.op}) at {where}; convention {r.convention} ({conv_title})',
-        f"  {r.reduce} pooling {dims_text(r.input_shape)} -> {dims_text(r.output_shape)}",
-        "  attributes: " + " ".join(f'{k}="{v}"' for k, v in r.attributes.items()),
-    ]
+    lines = r.heading_lines(f"{r.reduce} pooling")
     if r.reduce == "mean":
         lines.append(f"  divisor: {r.divisor_reason}")
     lines.append(f"  a window with no tap in the input gives {r.empty_result}")
@@ -623,14 +628,7 @@ def _ranges(values: list[int]) -> str:
 def to_json(r: LayerReport | FamilyReport) -> dict[str, Any]:
     if isinstance(r, FamilyReport):
         return {
-            "layer": r.layer,
-            "op": r.op,
-            "file": r.file,
-            "line": r.line,
-            "convention": r.convention,
-            "attributes": r.attributes,
-            "input_shape": list(r.input_shape),
-            "output_shape": list(r.output_shape),
+            **r.heading_json(),
             **r.data,
             "text": r.lines,
             "conventions": r.conventions,
@@ -638,14 +636,7 @@ def to_json(r: LayerReport | FamilyReport) -> dict[str, Any]:
             "notes": r.notes,
         }
     return {
-        "layer": r.layer,
-        "op": r.op,
-        "file": r.file,
-        "line": r.line,
-        "convention": r.convention,
-        "attributes": r.attributes,
-        "input_shape": list(r.input_shape),
-        "output_shape": list(r.output_shape),
+        **r.heading_json(),
         "reduce": r.reduce,
         "divisor_rule": r.divisor_rule,
         "divisor_reason": r.divisor_reason,

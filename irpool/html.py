@@ -206,26 +206,60 @@ def _plan_rows(plans: Mapping[str, Any], a: str, b: str, dtype: str) -> list[Att
     return rows
 
 
-def _compare_output(o: Mapping[str, Any], hint: list[list[int]]) -> OutputView:
+_COMPARE_KEYS = {
+    "name": "name",
+    "shape_a": "computed",
+    "shape_b": "produced",
+    "passed": "passed",
+    "mismatches": "mismatches",
+    "worst_a": "worst_irpool",
+    "worst_b": "worst_openvino",
+    "rounding": "rounding",
+    "min_atol": "min_atol",
+    "min_rtol": "min_rtol",
+}
+"""Where an output of a compare report keeps each field of its view."""
+
+_CONVERT_KEYS = {
+    "name": "output",
+    "shape_a": "openvino_shape",
+    "shape_b": "onnx_shape",
+    "passed": "same",
+    "mismatches": "differing",
+    "worst_a": "worst_openvino",
+    "worst_b": "worst_onnx",
+    "rounding": "summation_rounding",
+}
+"""Where an output of a convert report keeps them (no minimal tolerances)."""
+
+
+def _output_view(
+    o: Mapping[str, Any], hint: list[list[int]], keys: Mapping[str, str]
+) -> OutputView:
+    """One output of a report as the page shows it, its fields read where `keys` says."""
+
+    def read(name: str) -> Any:
+        return o.get(keys[name]) if name in keys else None
+
     return OutputView(
-        name=str(o.get("name", "values")),
+        name=str(o.get(keys["name"], "values")),
         dtype=str(o.get("dtype", "")),
-        shape_a=_shape(o.get("computed")),
-        shape_b=_shape(o.get("produced")),
-        passed=bool(o.get("passed")),
-        mismatches=int(o.get("mismatches") or 0),
+        shape_a=_shape(read("shape_a")),
+        shape_b=_shape(read("shape_b")),
+        passed=bool(read("passed")),
+        mismatches=int(read("mismatches") or 0),
         size=int(o.get("size") or 0),
         max_abs=o.get("max_abs"),
         max_rel=o.get("max_rel"),
         max_ulp=o.get("max_ulp"),
         worst_index=o.get("worst_index"),
-        worst_a=o.get("worst_irpool"),
-        worst_b=o.get("worst_openvino"),
+        worst_a=read("worst_a"),
+        worst_b=read("worst_b"),
         mask=o.get("mismatch_map"),
         hint=hint,
-        min_atol=o.get("min_atol"),
-        min_rtol=o.get("min_rtol"),
-        rounding=int(o.get("rounding") or 0),
+        min_atol=read("min_atol"),
+        min_rtol=read("min_rtol"),
+        rounding=int(read("rounding") or 0),
         nan_mismatches=int(o.get("nan_mismatches") or 0),
         inf_mismatches=int(o.get("inf_mismatches") or 0),
     )
@@ -241,7 +275,7 @@ def _from_compare(report: Report) -> PageView:
         diagnosis = entry.get("diagnosis") or {}
         hint = [list(c) for c in diagnosis.get("cells", [])]
         outputs = [
-            _compare_output(o, hint if o.get("name") == "values" else [])
+            _output_view(o, hint if o.get("name") == "values" else [], _COMPARE_KEYS)
             for o in entry.get("outputs", [])
         ]
         explanations = []
@@ -375,35 +409,12 @@ def _convert_rows(node: Mapping[str, Any]) -> list[AttributeRow]:
     return rows
 
 
-def _convert_output(o: Mapping[str, Any], hint: list[list[int]]) -> OutputView:
-    return OutputView(
-        name=str(o.get("output", "values")),
-        dtype=str(o.get("dtype", "")),
-        shape_a=_shape(o.get("openvino_shape")),
-        shape_b=_shape(o.get("onnx_shape")),
-        passed=bool(o.get("same")),
-        mismatches=int(o.get("differing") or 0),
-        size=int(o.get("size") or 0),
-        max_abs=o.get("max_abs"),
-        max_rel=o.get("max_rel"),
-        max_ulp=o.get("max_ulp"),
-        worst_index=o.get("worst_index"),
-        worst_a=o.get("worst_openvino"),
-        worst_b=o.get("worst_onnx"),
-        mask=o.get("mismatch_map"),
-        hint=hint,
-        rounding=int(o.get("summation_rounding") or 0),
-        nan_mismatches=int(o.get("nan_mismatches") or 0),
-        inf_mismatches=int(o.get("inf_mismatches") or 0),
-    )
-
-
 def _from_convert(report: Report) -> PageView:
     layers = []
     for node in report.get("nodes", []):
         hint = [list(c) for c in node.get("cells", [])]
         outputs = [
-            _convert_output(o, hint if k == 0 else [])
+            _output_view(o, hint if k == 0 else [], _CONVERT_KEYS)
             for k, o in enumerate(node.get("outputs", []))
         ]
         explanations = []

@@ -459,16 +459,9 @@ def draw_adaptive(
     if len(axes) == 1:
         axes = [AdaptiveAxis(1, 1), axes[0]]
         chosen = [(0, *c) for c in chosen]
-    try:
-        import matplotlib
+    plt = _plt()
+    from matplotlib.patches import Rectangle
 
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-        from matplotlib.patches import Rectangle
-    except ImportError:
-        raise OracleMissing(
-            f"{option('png')} needs matplotlib; pip install 'irpool[plot]'"
-        ) from None
     ah, aw = axes
     fig, ax = plt.subplots(figsize=(WIDTH_IN, WIDTH_IN), dpi=DPI)
     for row in range(ah.size):

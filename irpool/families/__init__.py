@@ -98,6 +98,16 @@ class Family:
     def infer(
         self, params: FamilyParams, shape: Shape | None, convention: Convention
     ) -> tuple[Shape | None, tuple[str, ...]]:
+        """The output shape and one formula per output axis; nothing where the input shape is
+        unknown (a family whose output shape can come from elsewhere overrides this)."""
+        if shape is None:
+            return None, ()
+        return self.infer_known(params, shape, convention)
+
+    def infer_known(
+        self, params: FamilyParams, shape: Shape, convention: Convention
+    ) -> tuple[Shape | None, tuple[str, ...]]:
+        """`infer` for an input whose rank is known."""
         raise NotImplementedError
 
     def plan(

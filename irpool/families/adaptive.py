@@ -199,12 +199,10 @@ class Adaptive(Family):
             notes=tuple(notes),
         )
 
-    def infer(
-        self, params: FamilyParams, shape: Shape | None, convention: Convention
+    def infer_known(
+        self, params: FamilyParams, shape: Shape, convention: Convention
     ) -> tuple[Shape | None, tuple[str, ...]]:
         assert isinstance(params, AdaptiveParams)
-        if shape is None:
-            return None, ()
         if not 3 <= len(shape) <= 5:
             raise SpecError(f"Expected a 3D, 4D or 5D tensor for the input; got rank {len(shape)}")
         dims: list[Dim] = [shape[0], shape[1]]

@@ -131,14 +131,12 @@ class Lp(Family):
             pads=((0, 0),) * n,
         )
 
-    def infer(
-        self, params: FamilyParams, shape: Shape | None, convention: Convention
+    def infer_known(
+        self, params: FamilyParams, shape: Shape, convention: Convention
     ) -> tuple[Shape | None, tuple[str, ...]]:
         from ..model import Dim
 
         assert isinstance(params, LpParams)
-        if shape is None:
-            return None, ()
         if params.window is None:
             if len(shape) < 3:
                 raise SpecError(f"{params.op} takes (N, C, *spatial); got rank {len(shape)}")

@@ -68,12 +68,10 @@ class QGlobal(Family):
             raise SpecError(f"{spec.label} takes (N, C, *spatial); got rank {rank}")
         return QGlobalParams(op=spec.label, channels_last=bool(known.get("channels_last", 0)))
 
-    def infer(
-        self, params: FamilyParams, shape: Shape | None, convention: Convention
+    def infer_known(
+        self, params: FamilyParams, shape: Shape, convention: Convention
     ) -> tuple[Shape | None, tuple[str, ...]]:
         assert isinstance(params, QGlobalParams)
-        if shape is None:
-            return None, ()
         one = Dim.of(1)
         if params.channels_last:
             out = (shape[0], *(one for _ in shape[1:-1]), shape[-1])

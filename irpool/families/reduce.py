@@ -262,12 +262,10 @@ class Reduction(Family):
             )
         return ReduceParams(op=spec.label, kind=self.kind, axes=axes, keep=keep, notes=tuple(notes))
 
-    def infer(
-        self, params: FamilyParams, shape: Shape | None, convention: Convention
+    def infer_known(
+        self, params: FamilyParams, shape: Shape, convention: Convention
     ) -> tuple[Shape | None, tuple[str, ...]]:
         assert isinstance(params, ReduceParams)
-        if shape is None:
-            return None, ()
         rank = len(shape)
         axes = params.axes
         if params.global_op:

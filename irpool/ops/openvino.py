@@ -16,7 +16,16 @@ from ..families.adaptive import ADAPTIVE
 from ..families.reduce import REDUCE_L1, REDUCE_L2, REDUCE_MAX, REDUCE_MEAN, REDUCE_SUM
 from ..geometry import AutoPad, PoolParams, Rounding
 from ..model import Layer
-from .registry import REGISTRY, Attr, OpSpec, Registry, Selected, odd_spelling, read_ir_attrs
+from .registry import (
+    REGISTRY,
+    Attr,
+    OpSpec,
+    Registry,
+    Role,
+    Selected,
+    odd_spelling,
+    read_ir_attrs,
+)
 
 LATEST_OPSET = 16
 """Newest opset of openvino 2026.4 that holds the pooling ops (its opset17 has none)."""
@@ -343,3 +352,14 @@ conversion audit of an IR compares them with the source framework itself."""
 def pooling_like(op_type: str) -> tuple[str, str] | None:
     """('adaptive' or 'reduce', 'mean' or 'max') for such a layer type, else None."""
     return POOLING_LIKE.get(op_type)
+
+
+RUNTIME_TYPES = {"Constant": "Const"}
+"""The type names openvino's runtime gives nodes whose IR layer type is another name."""
+
+
+def runtime_role(type_name: str) -> Role | None:
+    """How `run` treats the layer an openvino runtime node of this type is (a Constant node is
+    a Const layer); None for a type without an entry."""
+    rows = REGISTRY.versions("openvino", RUNTIME_TYPES.get(type_name, type_name))
+    return rows[0].role if rows else None

@@ -125,8 +125,10 @@ def indices_unusable(op: Any) -> bool:
 
 
 def _i64_adaptive(op: Any) -> bool:
+    from ..ops.openvino import pooling_like
+
     return bool(
-        op.get_type_name() == "AdaptiveMaxPool"
+        pooling_like(op.get_type_name()) == ("adaptive", "max")
         and op.get_output_size() > 1
         and op.get_output_element_type(1) == load().Type.i64
     )
@@ -314,6 +316,23 @@ def probe(
     return [from_tensor(request.get_output_tensor(position[_source_key(o)])) for o in shown]
 
 
+def _indices_left_out(op: Any) -> str | None:
+    """Why the probe leaves out an op's unused indices output (the CPU plugin cannot compute
+    them, or cannot compile the op with them asked for); None where it asks for them."""
+    if indices_unusable(op):
+        return (
+            f"indices not compared: openvino {version()} fails computing the indices of "
+            f"a {op_label(op)} whose dilations are empty"
+        )
+    if bf16_indices_uncompilable(op):
+        return (
+            f"indices not compared: openvino {version()}'s CPU plugin cannot compile a "
+            f"bfloat16 {op_label(op)} whose indices output is used, so the probe leaves "
+            "them unused (the values are compared)"
+        )
+    return None
+
+
 def probe_layers(
     path: str,
     names: list[str],
@@ -350,21 +369,11 @@ def probe_layers(
                     "compared with openvino's AdaptiveMaxPool-8 i32 followed by a Convert to i64 "
                     "(what its PyTorch front end writes)"
                 )
-        if outs and indices_unusable(op) and not op.output(1).get_target_inputs():
+        left_out = _indices_left_out(op) if outs else None
+        if left_out is not None and not op.output(1).get_target_inputs():
             outs = outs[:1]
             if skipped is not None:
-                skipped[name] = (
-                    f"indices not compared: openvino {version()} fails computing the indices of "
-                    f"a {op_label(op)} whose dilations are empty"
-                )
-        elif outs and bf16_indices_uncompilable(op) and not op.output(1).get_target_inputs():
-            outs = outs[:1]
-            if skipped is not None:
-                skipped[name] = (
-                    f"indices not compared: openvino {version()}'s CPU plugin cannot compile a "
-                    f"bfloat16 {op_label(op)} whose indices output is used, so the probe leaves "
-                    "them unused (the values are compared)"
-                )
+                skipped[name] = left_out
         wanted[name] = (ins, outs)
     taps = [o for ins, outs in wanted.values() for o in (*ins, *outs)]
     flags: list[bool] = []
@@ -431,22 +440,13 @@ def convert(path: str) -> Any:
 def upstream_pooling(output: Any) -> str:
     """The pooling op openvino placed at or above an output of a model, described with its
     attributes (how convert-report names the layer a node became)."""
-    from ..ops import REGISTRY
-
-    seen: set[str] = set()
-    frontier = [output.get_node()]
-    while frontier:
-        node = frontier.pop(0)
-        if node.get_friendly_name() in seen:
-            continue
-        seen.add(node.get_friendly_name())
-        if REGISTRY.is_pooling_type("openvino", node.get_type_name()):
-            attrs = node.get_attributes()
-            keys = ("rounding_type", "exclude-pad", "auto_pad", "axis")
-            shown = ", ".join(f"{k}={attrs[k]}" for k in keys if k in attrs)
-            return f"{op_label(node)} ({shown})"
-        frontier.extend(node.input_value(i).get_node() for i in range(node.get_input_size()))
-    return "no pooling layer found upstream"
+    node = _upstream_op(output)
+    if node is None:
+        return "no pooling layer found upstream"
+    attrs = node.get_attributes()
+    keys = ("rounding_type", "exclude-pad", "auto_pad", "axis")
+    shown = ", ".join(f"{k}={attrs[k]}" for k in keys if k in attrs)
+    return f"{op_label(node)} ({shown})"
 
 
 def _upstream_op(output: Any) -> Any:
@@ -541,8 +541,10 @@ def attributes(op: Any) -> dict[str, str]:
 
 def const_input(op: Any, index: int) -> list[int] | None:
     """The integer values of a constant input of an op (axes, output sizes), or None."""
+    from ..ops.openvino import runtime_role
+
     source = op.input_value(index).get_node()
-    if source.get_type_name() != "Constant":
+    if runtime_role(source.get_type_name()) != "const":
         return None
     return [int(v) for v in source.get_vector()]
 
@@ -559,13 +561,15 @@ def tensor_ports(model: Any) -> dict[str, Any]:
 
 def pooling_upstream(output: Any) -> list[Any]:
     """The pooling layers nearest above an op output (the op itself if it is one)."""
+    from ..ops.openvino import runtime_role
+
     found: list[Any] = []
     seen: set[str] = set()
     frontier = [output.get_node()]
     while frontier:
         node = frontier.pop(0)
         name = node.get_friendly_name()
-        if name in seen or node.get_type_name() in ("Parameter", "Constant"):
+        if name in seen or runtime_role(node.get_type_name()) in ("parameter", "const"):
             continue
         seen.add(name)
         if is_pool_layer(node):

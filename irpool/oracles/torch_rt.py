@@ -681,36 +681,7 @@ def _trace_script(module: Any, arrays: list[Array], path: str, live: bool) -> Tr
         )
         taps += [p for p in (in_port, *out_ports) if p is not None]
     values = _probe(model, taps, arrays)
-    ops = []
-    for (
-        kind,
-        outs,
-        module_path,
-        cls,
-        names,
-        args,
-        own,
-        layers,
-        in_port,
-        out_ports,
-        mapping,
-    ) in planned:
-        ops.append(
-            _script_op(
-                kind,
-                outs,
-                module_path,
-                cls,
-                names,
-                args,
-                own,
-                layers,
-                in_port,
-                out_ports,
-                mapping,
-                values,
-            )
-        )
+    ops = [_script_op(*entry, values) for entry in planned]
     route = "live module traced by openvino (TorchScript)" if live else "TorchScript"
     return Traced("torch", route, version(), {}, ops)
 

@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from .errors import InputError, OracleMissing, Where
+from ..errors import InputError, OracleMissing, Where
 
 Array = npt.NDArray[Any]
 
@@ -45,7 +45,7 @@ def parse_tensor(data: bytes, where: Where, limit: int | None = None) -> tuple[s
     onnx = _onnx()
     from onnx import numpy_helper
 
-    from .arrays import check_elements
+    from ..arrays import check_elements
 
     tensor = onnx.TensorProto()
     try:
@@ -78,7 +78,7 @@ def _first_line(error: BaseException) -> str:
 
 def read_tensor(path: str, limit: int | None = None) -> tuple[str, Array]:
     """The name and the array of a .pb file (a regular file, read whole)."""
-    from .frontends.safe_io import read_regular_file
+    from .safe_io import read_regular_file
 
     data = read_regular_file(path, MAX_PB_BYTES, what="input")
     return parse_tensor(data, Where(file=path), limit)
@@ -120,7 +120,7 @@ def write_data_set(
     folder: str, inputs: Sequence[tuple[str, Array]], outputs: Sequence[tuple[str, Array]]
 ) -> None:
     """Write input_K.pb and output_K.pb into `folder` (created), each named as given."""
-    from .files import atomic_write_bytes
+    from ..files import atomic_write_bytes
 
     os.makedirs(folder, exist_ok=True)
     for kind, items in (("input", inputs), ("output", outputs)):
