@@ -296,8 +296,8 @@ def convert_report(
     inputs: Inputs = None,
     *,
     layers: Sequence[str] | None = None,
-    atol: float = 0.0,
-    rtol: float = 0.0,
+    atol: float | None = None,
+    rtol: float | None = None,
     exact: bool = False,
     input_shapes: Mapping[str, Sequence[int]] | Sequence[int] | None = None,
     seed: int = 0,
@@ -311,20 +311,35 @@ def convert_report(
     An ONNX model (a .onnx path, an onnx.ModelProto, or a Graph of one) gets the ONNX report
     (`ConvertReport`: `.same`, `.nodes`, `.to_json()`, schema irpool.convert-report/2); any
     other model (PyTorch, TensorFlow, an IR) goes to irpool's audit of source models when this
-    irpool has it (`irpool.audit.convert_report`, with `source` its own options)."""
+    irpool has it (`irpool.audit.convert_report`, with `source` its own options).
+
+    Tolerances: 0 for ONNX by default (float means get their summation-order allowance unless
+    `exact`); 1e-6 and 1e-5 for the other models (`irpool.audit.AUDIT_TOLERANCE`), whose
+    frameworks may sum float means in another order; `exact` makes both 0."""
     if _is_onnx(model):
         if source:
             raise UsageError(f"{', '.join(sorted(source))}: not options of the ONNX report")
         return _onnx_report(
-            model, inputs, layers, atol, rtol, exact, input_shapes, seed, low, high, cast
+            model,
+            inputs,
+            layers,
+            0.0 if atol is None else atol,
+            0.0 if rtol is None else rtol,
+            exact,
+            input_shapes,
+            seed,
+            low,
+            high,
+            cast,
         )
-    try:
-        from .audit import convert_report as audit  # type: ignore[import-not-found,unused-ignore]
-    except ImportError:
-        raise UsageError(
-            "model: convert_report takes an ONNX model (a .onnx path or an onnx.ModelProto)"
-        ) from None
-    result: Any = audit(model, inputs, atol=atol, rtol=rtol, **source)
+    from .audit import AUDIT_TOLERANCE
+    from .audit import convert_report as audit
+
+    if layers is not None:
+        raise UsageError("layers: the audit of a PyTorch, TensorFlow or IR model reports every op")
+    a = AUDIT_TOLERANCE[0] if atol is None else atol
+    r = AUDIT_TOLERANCE[1] if rtol is None else rtol
+    result: Any = audit(model, inputs, atol=0.0 if exact else a, rtol=0.0 if exact else r, **source)
     return result
 
 

@@ -33,6 +33,11 @@ from .source_ops import FRAMEWORK_TITLES, IrLayer, Traced, TracedOp
 
 Array = npt.NDArray[Any]
 SCHEMA = "irpool.convert-report/3"
+
+AUDIT_TOLERANCE = (1e-6, 1e-5)
+"""The default atol and rtol of an audit (a PyTorch, TensorFlow or IR model): two frameworks
+may sum a float mean in different orders, and the audit has no per-window bound for that
+(an ONNX report: 0 and the summation bound; --exact: none)."""
 """The JSON of a source-model or IR audit (irpool.convert-report/2 stays the ONNX report's)."""
 
 

@@ -644,15 +644,17 @@ def _cmd_convert_report(args: argparse.Namespace) -> int:
     return _print_report(args, report, format_report, to_json, report.same)
 
 
-AUDIT_TOLERANCE = (1e-6, 1e-5)
-"""convert-report's default atol and rtol on a source model or an IR: two frameworks may sum a
-float mean in different orders, and the audit has no per-window bound for that (ONNX: 0 and
-the summation bound; --exact: none)."""
-
-
 def _cmd_audit(args: argparse.Namespace) -> int:
     """convert-report on an IR or on a PyTorch or TensorFlow model (irpool/audit.py)."""
-    from .audit import audit_tf, audit_torch, format_report, parse_shapes, source_kind, to_json
+    from .audit import (
+        AUDIT_TOLERANCE,
+        audit_tf,
+        audit_torch,
+        format_report,
+        parse_shapes,
+        source_kind,
+        to_json,
+    )
 
     kind = source_kind(args.model)
     atol = AUDIT_TOLERANCE[0] if args.atol is None else args.atol
