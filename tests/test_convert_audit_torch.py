@@ -381,3 +381,18 @@ def test_a_dynamic_ir_with_compressed_weights(
     assert code == 1 and len(diff_lines(out)) == 1, out + err
     code, _, err = run(capsys, str(tmp_path / "dyn.xml"))
     assert code == 2 and "dynamic shape" in err
+
+
+def test_source_line_skips_the_torch_frames_of_another_install(torch: Any) -> None:
+    """A saved program keeps the paths of the machine that exported it: torch's frames there
+    (another venv's site-packages) are not the user's line."""
+    from irpool.oracles.torch_rt import _code
+
+    trace = (
+        'File "/home/a/net.py", line 45, in forward\n'
+        "    return self.pool(self.conv(x))\n"
+        '  File "/elsewhere/venv/lib/python3.11/site-packages/torch/nn/modules/pooling.py", '
+        "line 779, in forward\n"
+        "    return F.avg_pool2d(\n"
+    )
+    assert _code(trace) == "net.py:45: return self.pool(self.conv(x))"

@@ -318,10 +318,20 @@ def _module(node: Any) -> tuple[str, str]:
 _FRAME = re.compile(r'File "([^"]+)", line (\d+), in [^\n]*\n\s*([^\n]*)')
 
 
+_INSTALLED_TORCH = re.compile(r"[/\\](site|dist)-packages[/\\]torch[/\\]")
+"""A path inside an installed torch package."""
+
+
 def _code(trace: str) -> str:
-    """`file:line: code` of the innermost frame outside torch in a stack trace."""
+    """`file:line: code` of the innermost frame outside torch in a stack trace (torch's own
+    frames: under this torch, or under any installed torch: a saved program keeps the paths
+    of the machine that exported it)."""
     torch_dir = os.path.dirname(load().__file__)
-    user = [f for f in _FRAME.findall(trace or "") if not f[0].startswith(torch_dir)]
+    user = [
+        f
+        for f in _FRAME.findall(trace or "")
+        if not (f[0].startswith(torch_dir) or _INSTALLED_TORCH.search(f[0]))
+    ]
     if not user:
         return ""  # a torch module called as the model itself: no line of the user's
     path, line, text = user[-1]
