@@ -460,3 +460,25 @@ def test_auto_mode_starts_on_numpy_and_loads_the_kernels_in_the_background() -> 
     r = json.loads(done.stdout.strip().splitlines()[-1])
     assert not r["numba_after_first"]
     assert r["warm"] and r["numpy_calls"] >= 2, r
+
+
+def test_a_reused_plan_id_among_old_cache_entries() -> None:
+    """The per-thread cache keys plans by id() first; a new plan can get the id of a freed
+    one whose entry is the oldest.  That entry must be replaced, not dropped under the new
+    plan's feet (a fixtures --resume run hit a KeyError here)."""
+    params = PoolParams("t", "mean", (2, 2), (2, 2), (1, 1), ((0, 0), (0, 0)))
+    x = np.arange(32, dtype=np.float32).reshape(1, 2, 4, 4)
+    p = plan(params, x.shape, "openvino", dtype=x.dtype)
+    stale = dataclasses.replace(p, op="stale")
+    cache = compiled._LOCAL.__dict__.setdefault("cache", compiled.OrderedDict())
+    cache.clear()
+    cache[(id(p), 1, "numpy-free")] = (stale, None)  # unrelated, oldest
+    cache[(id(p), 1, "auto")] = (stale, None)  # the stale id entry, next oldest
+    for k in range(2 * compiled.CACHED - 1):
+        cache[("filler", k)] = (stale, None)
+    values = compiled.run(x, p, 1, "auto")
+    want = x.reshape(1, 2, 2, 2, 2, 2).mean(axis=(3, 5))
+    if values is not None:  # the compiled kernel was already loaded: its result
+        np.testing.assert_array_equal(values[0], want)
+    assert cache[(id(p), 1, "auto")][0] is p
+    np.testing.assert_array_equal(pool(x, p, threads=1)[0], want)

@@ -697,9 +697,11 @@ def run(x: Array, plan: PoolPlan, threads: int = 1, path: str | None = None) -> 
             hit = (plan, Prepared(plan, threads) if use else None)
             cache[(plan, threads, chosen)] = hit
         cache[key] = hit
-        while len(cache) > 2 * CACHED:
-            cache.popitem(last=False)
+    # a reused id() of a freed plan is an old key: it moves to the end before the oldest
+    # entries are dropped, so it is never one of them
     cache.move_to_end(key)
+    while len(cache) > 2 * CACHED:
+        cache.popitem(last=False)
     prepared = hit[1]
     if prepared is None:
         return None
