@@ -232,6 +232,17 @@ _CONVERT_KEYS = {
 }
 """Where an output of a convert report keeps them (no minimal tolerances)."""
 
+_AUDIT_KEYS = {
+    "name": "output",
+    "shape_a": "openvino_shape",
+    "shape_b": "source_shape",
+    "passed": "same",
+    "mismatches": "differing",
+    "worst_a": "worst_openvino",
+    "worst_b": "worst_source",
+}
+"""Where an output of an audit (PyTorch, TensorFlow, IR) keeps them."""
+
 
 def _output_view(
     o: Mapping[str, Any], hint: list[list[int]], keys: Mapping[str, str]
@@ -409,6 +420,20 @@ def _convert_rows(node: Mapping[str, Any]) -> list[AttributeRow]:
     return rows
 
 
+def _conversion_verdict(layers: list[LayerView], same: str, other: str, version: Any) -> str:
+    """The banner of a convert-report page: all the same, or how many differ and the named
+    divergences."""
+    bad = [la for la in layers if not la.passed]
+    if not bad:
+        return f"All {len(layers)} pooling {same} after conversion by openvino {version}."
+    ids = sorted({d for la in bad for d in la.divergences})
+    return (
+        f"{len(bad)} of {len(layers)} pooling {other} after conversion by openvino {version}"
+        + (f"; named divergences: {', '.join(ids)}" if ids else "")
+        + "."
+    )
+
+
 def _from_convert(report: Report) -> PageView:
     layers = []
     for node in report.get("nodes", []):
@@ -442,21 +467,10 @@ def _from_convert(report: Report) -> PageView:
                 extra_cells=[str(node.get("openvino_layer", ""))],
             )
         )
-    bad = [la for la in layers if not la.passed]
     version = report.get("openvino")
-    if not bad:
-        verdict = (
-            f"All {len(layers)} pooling node(s) compute their ONNX meaning after conversion "
-            f"by openvino {version}."
-        )
-    else:
-        ids = sorted({d for la in bad for d in la.divergences})
-        verdict = (
-            f"{len(bad)} of {len(layers)} pooling node(s) compute something else after "
-            f"conversion by openvino {version}"
-            + (f"; named divergences: {', '.join(ids)}" if ids else "")
-            + "."
-        )
+    verdict = _conversion_verdict(
+        layers, "node(s) compute their ONNX meaning", "node(s) compute something else", version
+    )
     ort = report.get("onnxruntime")
     facts = [
         ("model", str(report.get("file", ""))),
@@ -485,28 +499,6 @@ def _from_convert(report: Report) -> PageView:
 FRAMEWORKS = {"torch": "PyTorch", "tf": "TensorFlow", "onnx": "ONNX"}
 
 
-def _audit_output(o: Mapping[str, Any], hint: list[list[int]]) -> OutputView:
-    return OutputView(
-        name=str(o.get("output", "values")),
-        dtype=str(o.get("dtype", "")),
-        shape_a=_shape(o.get("openvino_shape")),
-        shape_b=_shape(o.get("source_shape")),
-        passed=bool(o.get("same")),
-        mismatches=int(o.get("differing") or 0),
-        size=int(o.get("size") or 0),
-        max_abs=o.get("max_abs"),
-        max_rel=o.get("max_rel"),
-        max_ulp=o.get("max_ulp"),
-        worst_index=o.get("worst_index"),
-        worst_a=o.get("worst_openvino"),
-        worst_b=o.get("worst_source"),
-        mask=None,
-        hint=hint,
-        nan_mismatches=int(o.get("nan_mismatches") or 0),
-        inf_mismatches=int(o.get("inf_mismatches") or 0),
-    )
-
-
 def _audit_rows(op: Mapping[str, Any]) -> list[AttributeRow]:
     """The framework op's attributes beside the attributes of the openvino layer(s) it became."""
     rows = [
@@ -526,7 +518,8 @@ def _from_audit(report: Report) -> PageView:
     for op in report.get("ops", []):
         hint = [list(c) for c in op.get("cells", [])]
         outputs = [
-            _audit_output(o, hint if k == 0 else []) for k, o in enumerate(op.get("outputs", []))
+            _output_view(o, hint if k == 0 else [], _AUDIT_KEYS)
+            for k, o in enumerate(op.get("outputs", []))
         ]
         explanations = [("conversion", str(op["divergence"]))] if op.get("divergence") else []
         ov_layers = ", ".join(
@@ -549,21 +542,13 @@ def _from_audit(report: Report) -> PageView:
                 extra_cells=[ov_layers],
             )
         )
-    bad = [la for la in layers if not la.passed]
     version = report.get("openvino")
-    if not bad:
-        verdict = (
-            f"All {len(layers)} pooling op(s) compute what {title} computes after conversion "
-            f"by openvino {version}."
-        )
-    else:
-        ids = sorted({d for la in bad for d in la.divergences})
-        verdict = (
-            f"{len(bad)} of {len(layers)} pooling op(s) compute something else than {title} "
-            f"after conversion by openvino {version}"
-            + (f"; named divergences: {', '.join(ids)}" if ids else "")
-            + "."
-        )
+    verdict = _conversion_verdict(
+        layers,
+        f"op(s) compute what {title} computes",
+        f"op(s) compute something else than {title}",
+        version,
+    )
     source = report.get("source") or {}
     facts = [
         ("model", str(report.get("file", ""))),
