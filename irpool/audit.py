@@ -356,8 +356,8 @@ def audit_traced(op: TracedOp, framework: str, atol: float, rtol: float) -> OpAu
 def report_of(
     path: str,
     traced: Traced,
-    atol: float = 1e-6,
-    rtol: float = 1e-5,
+    atol: float = AUDIT_TOLERANCE[0],
+    rtol: float = AUDIT_TOLERANCE[1],
     layers: list[str] | None = None,
 ) -> AuditReport:
     """The audit report of what an oracle traced (only the ops `layers` names, if given)."""
@@ -429,8 +429,8 @@ def audit_torch(
     low: float = -1.0,
     high: float = 1.0,
     cast: bool = False,
-    atol: float = 1e-6,
-    rtol: float = 1e-5,
+    atol: float = AUDIT_TOLERANCE[0],
+    rtol: float = AUDIT_TOLERANCE[1],
     layers: list[str] | None = None,
     route: str = "trace",
 ) -> AuditReport:
@@ -470,8 +470,8 @@ def audit_tf(
     low: float = -1.0,
     high: float = 1.0,
     cast: bool = False,
-    atol: float = 1e-6,
-    rtol: float = 1e-5,
+    atol: float = AUDIT_TOLERANCE[0],
+    rtol: float = AUDIT_TOLERANCE[1],
     layers: list[str] | None = None,
 ) -> AuditReport:
     """Audit a SavedModel directory or a .keras file (a path), or a live Keras model."""
@@ -573,8 +573,8 @@ def convert_report(
     model: Any,
     example_inputs: Any = None,
     route: str = "trace",
-    atol: float = 1e-6,
-    rtol: float = 1e-5,
+    atol: float = AUDIT_TOLERANCE[0],
+    rtol: float = AUDIT_TOLERANCE[1],
 ) -> AuditReport:
     """The Python API: audit openvino's conversion of a live torch.nn.Module (ExportedProgram,
     ScriptModule), a Keras model, or a model file (.pt2, .pt, .keras, a SavedModel directory,

@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from .audit import AuditReport, OpAudit, SourceGuess, differing_values
+from .audit import AUDIT_TOLERANCE, AuditReport, OpAudit, SourceGuess, differing_values
 from .compare import _values_of, compare_arrays, mismatch_cells, selects
 from .errors import IrpoolError, OracleMissing, UsageError, Where
 from .model import Graph, Layer
@@ -306,8 +306,8 @@ def audit_ir(
     graph: Graph,
     inputs: Mapping[str, Array] | None = None,
     source: str | None = None,
-    atol: float = 1e-6,
-    rtol: float = 1e-5,
+    atol: float = AUDIT_TOLERANCE[0],
+    rtol: float = AUDIT_TOLERANCE[1],
     layers: list[str] | None = None,
     seed: int = 0,
     low: float = -1.0,
