@@ -179,3 +179,33 @@ def test_sweep_matches_openvino_cpu(ov: ModuleType) -> None:
     print("by op/dtype:", dict(sorted(by_kind.items())))
     assert not failures, f"{len(failures)} mismatches:\n" + "\n".join(failures[:15])
     assert compared >= REQUIRED
+
+
+@pytest.mark.parametrize("path", ["numpy", "compiled"])
+@pytest.mark.parametrize("shape", [(1, 1, 1), (2, 3, 4), (1, 2, 3, 3)])
+def test_a_mean_of_negative_zeros_is_positive_zero(
+    ov: ModuleType, shape: tuple[int, ...], path: str
+) -> None:
+    """openvino sums a window from +0.0, so a window of only -0.0 averages to +0.0; the
+    window covers the whole plane here (the numpy core's global-window path)."""
+    net = NetBuilder("zeros")
+    x = net.parameter("x", shape, "f32")
+    spatial = shape[2:]
+    data = {
+        "kernel": _ints(list(spatial)),
+        "strides": _ints([1] * len(spatial)),
+        "pads_begin": _ints([0] * len(spatial)),
+        "pads_end": _ints([0] * len(spatial)),
+        "exclude-pad": "true",
+        "rounding_type": "floor",
+    }
+    refs = net.op("AvgPool", "opset1", "pool", data, [x], [((-1,) * len(shape), "f32")])
+    net.result("values", refs[0])
+    xml = net.xml()
+    data_in = np.full(shape, -0.0, np.float32)
+    expected = run_openvino(ov, xml, data_in)
+    assert not isinstance(expected, str), expected
+    layer = infer(parse_text(xml, "zeros.xml")).pooling[0]
+    got, _ = pool(data_in, plan(layer.params, shape, "openvino", dtype="float32"), path=path)
+    assert np.array_equal(np.signbit(got), np.signbit(expected[0]))
+    assert not np.signbit(expected[0]).any()

@@ -48,4 +48,8 @@ def global_pool(
             np.fmax(np.fmax.reduce(block, axis=0), lowest, out=result[b0:b1])
         else:
             np.maximum.reduce(block, axis=0, out=result[b0:b1])
+    if plan.reduce == "mean" and cdt.kind == "f":
+        # the sums above start from the first tap, openvino's from +0.0: the same value except
+        # where every tap is -0.0 (+0.0 then)
+        result += cdt.type(0)
     return result.reshape((planes,) + (1,) * len(plan.axes))
