@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import math
 import os
 import tempfile
@@ -412,47 +413,22 @@ def pool(
     ...             convention="torch").ravel()
     array([1., 3., 5., 3.], dtype=float32)
     """
-    params = _params(
-        x.ndim - 2,
-        kernel,
-        strides,
-        pads,
-        dilations,
-        reduce,
-        rounding,
-        auto_pad,
-        count_pad,
-        indices,
-        index_axis,
-        "irpool.pool",
-    )
+    params = _params(x.ndim - 2, locals(), "irpool.pool")
     values, idx = _pool(x, plan(params, tuple(x.shape), convention, dtype=x.dtype))
     if indices and idx is not None:
         return values, idx
     return values
 
 
-def _params(
-    n: int,
-    kernel: int | Sequence[int],
-    strides: int | Sequence[int] | None,
-    pads: int | Sequence[int] | Sequence[tuple[int, int]],
-    dilations: int | Sequence[int],
-    reduce: Literal["max", "mean"],
-    rounding: Literal["floor", "ceil", "ceil_torch"],
-    auto_pad: Literal["explicit", "same_upper", "same_lower", "valid"],
-    count_pad: bool,
-    indices: bool,
-    index_axis: int,
-    op: str,
-) -> PoolParams:
-    """The PoolParams of pool()'s keywords for n spatial axes."""
+def _params(n: int, arguments: Mapping[str, Any], op: str) -> PoolParams:
+    """The PoolParams of pool()'s arguments (by name) for n spatial axes."""
 
     def each(value: int | Sequence[int]) -> tuple[int, ...]:
         if isinstance(value, int):
             return (value,) * n
         return tuple(int(v) for v in value)
 
+    pads = arguments["pads"]
     pairs: tuple[tuple[int, int], ...]
     if isinstance(pads, int):
         pairs = ((pads, pads),) * n
@@ -461,41 +437,35 @@ def _params(
         pairs = tuple(
             (int(p), int(p)) if isinstance(p, int) else (int(p[0]), int(p[1])) for p in items
         )
+    strides = arguments["strides"]
     return PoolParams(
+        **{name: arguments[name] for name in _AS_GIVEN},
         op=op,
-        reduce=reduce,
-        window=each(kernel),
+        window=each(arguments["kernel"]),
         strides=each(strides if strides is not None else 1),
-        dilations=each(dilations),
+        dilations=each(arguments["dilations"]),
         pads=pairs,
-        auto_pad=auto_pad,
-        rounding=rounding,
-        count_pad=count_pad,
-        indices=indices,
-        index_axis=index_axis,
     )
+
+
+_AS_GIVEN = ("reduce", "rounding", "auto_pad", "count_pad", "indices", "index_axis")
+"""pool()'s arguments that are PoolParams fields as they are."""
+_POOL_SIGNATURE = inspect.signature(pool)
 
 
 def compile_pool(
     input_shape: Sequence[int],
     dtype: Any,
-    kernel: int | Sequence[int],
-    strides: int | Sequence[int] | None = None,
-    pads: int | Sequence[int] | Sequence[tuple[int, int]] = 0,
-    dilations: int | Sequence[int] = 1,
-    reduce: Literal["max", "mean"] = "max",
-    rounding: Literal["floor", "ceil", "ceil_torch"] = "floor",
-    auto_pad: Literal["explicit", "same_upper", "same_lower", "valid"] = "explicit",
-    count_pad: bool = False,
-    indices: bool = False,
-    index_axis: int = 0,
-    convention: str = "openvino",
+    *args: Any,
     threads: int | None = None,
     path: str | None = None,
+    **keywords: Any,
 ) -> PreparedPool:
-    """pool() prepared once for inputs of one shape and dtype: returns a callable `f(x)`
-    giving what `pool(x, ...)` gives with the same keywords (values, or (values, indices)),
-    with the plan, the kernel path and its buffers built before the first call.
+    """pool() prepared once for inputs of one shape and dtype: after `input_shape` and `dtype`
+    it takes pool()'s arguments after x (kernel, strides, pads, ..., convention: the same
+    names, order and defaults) and returns a callable `f(x)` giving what `pool(x, ...)` gives
+    with them (values, or (values, indices)), with the plan, the kernel path and its buffers
+    built before the first call.
 
     `threads`: threads per call (default IRPOOL_THREADS, else the CPU count, at most 8).
     `path`: "auto" (the compiled path where numba is installed and it serves the plan),
@@ -509,19 +479,25 @@ def compile_pool(
     array([1., 3., 5., 2.], dtype=float32)
     """
     shape = tuple(int(v) for v in input_shape)
-    params = _params(
-        len(shape) - 2,
-        kernel,
-        strides,
-        pads,
-        dilations,
-        reduce,
-        rounding,
-        auto_pad,
-        count_pad,
-        indices,
-        index_axis,
-        "irpool.compile_pool",
-    )
+    try:
+        bound = _POOL_SIGNATURE.bind(None, *args, **keywords)
+    except TypeError as e:
+        raise TypeError(f"compile_pool() takes pool()'s arguments after x: {e}") from None
+    bound.apply_defaults()
+    given = bound.arguments
+    params = _params(len(shape) - 2, given, "irpool.compile_pool")
     name = str(np.dtype(dtype).name)
-    return PreparedPool(plan(params, shape, convention, dtype=name), thread_count(threads), path)
+    prepared = plan(params, shape, given["convention"], dtype=name)
+    return PreparedPool(prepared, thread_count(threads), path)
+
+
+def _compile_pool_signature() -> inspect.Signature:
+    """compile_pool's signature as help() and editors show it: pool()'s parameters after x."""
+    own = inspect.signature(compile_pool).parameters
+    head = [own["input_shape"], own["dtype"]]
+    tail = [own["threads"].replace(kind=inspect.Parameter.KEYWORD_ONLY), own["path"]]
+    middle = list(_POOL_SIGNATURE.parameters.values())[1:]
+    return inspect.signature(compile_pool).replace(parameters=[*head, *middle, *tail])
+
+
+compile_pool.__signature__ = _compile_pool_signature()  # type: ignore[attr-defined]

@@ -15,6 +15,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -172,20 +173,17 @@ def model_arrays(
     from .run import random_array
 
     where = Where(file=path)
-    unknown = [n for n in given if n and n not in names]
-    if unknown:
-        raise UsageError(
-            f"no model input {', '.join(repr(n) for n in unknown)}; the inputs are "
-            f"{', '.join(names) or 'none'}",
-            where,
-        )
-    unknown = [n for n in shape_specs if n and n not in names]
-    if unknown:
-        raise UsageError(
-            f"--input-shape names no model input ({', '.join(unknown)}); the inputs are "
-            f"{', '.join(names)}",
-            where,
-        )
+    checks = (
+        (given, "no model input {}", repr),
+        (shape_specs, "--input-shape names no model input ({})", str),
+    )
+    for keys, message, show in checks:
+        unknown = [show(n) for n in keys if n and n not in names]
+        if unknown:
+            inputs = ", ".join(names) or "none"
+            raise UsageError(
+                f"{message.format(', '.join(unknown))}; the inputs are {inputs}", where
+            )
     if ("" in given or "" in shape_specs) and len(names) != 1:
         raise UsageError(
             f"the model has {len(names)} inputs ({', '.join(names)}): name each, NAME=FILE or "
@@ -420,7 +418,7 @@ def source_kind(path: str) -> str | None:
     return "torch" if torch_rt.file_kind(path) is not None else None
 
 
-def audit_torch(
+def audit_model(
     model: Any,
     example_inputs: Any = None,
     given: Mapping[str, Array] | None = None,
@@ -432,86 +430,35 @@ def audit_torch(
     atol: float = AUDIT_TOLERANCE[0],
     rtol: float = AUDIT_TOLERANCE[1],
     layers: list[str] | None = None,
+    *,
+    framework: str,
     route: str = "trace",
 ) -> AuditReport:
-    """Audit a .pt2 / TorchScript file (a path) or a live ExportedProgram, ScriptModule or
-    torch.nn.Module."""
-    from .oracles import openvino_rt, torch_rt
+    """Audit openvino's conversion of a PyTorch (`framework="torch"`: a .pt2 / TorchScript
+    file, or a live ExportedProgram, ScriptModule or torch.nn.Module) or TensorFlow model
+    (`"tf"`: a SavedModel directory, a .keras file, or a live Keras model): its inputs (given,
+    from the examples, or drawn), traced op by op and compared within (atol, rtol).  `route`
+    (PyTorch, a live module): 'trace' or 'export', how openvino gets it."""
+    from .oracles import openvino_rt, tensorflow_rt, torch_rt
 
-    torch_rt.load()
     openvino_rt.load()
-    if isinstance(model, (str, os.PathLike)):
-        path = os.fspath(model)
-        program = torch_rt.open_file(path)
+    named_path = os.fspath(model) if isinstance(model, (str, os.PathLike)) else None
+    program: Any
+    if framework == "torch":
+        torch_rt.load()
+        path = named_path or f"<{type(model).__name__}>"
+        if named_path is not None:
+            program = torch_rt.open_file(path)
+        else:
+            program = torch_rt.from_object(model, path, route)
+        trace: Any = torch_rt.trace
+    elif framework == "tf":
+        tensorflow_rt.load()
+        path = named_path or "<keras model>"
+        program = tensorflow_rt.open_model(model, path, dict(shapes or {}))
+        trace = tensorflow_rt.trace
     else:
-        path = f"<{type(model).__name__}>"
-        program = torch_rt.from_object(model, path, route)
-    return _traced_report(
-        path,
-        program,
-        torch_rt.trace,
-        example_inputs,
-        given,
-        shapes,
-        seed,
-        (low, high),
-        cast,
-        (atol, rtol),
-        layers,
-    )
-
-
-def audit_tf(
-    model: Any,
-    example_inputs: Any = None,
-    given: Mapping[str, Array] | None = None,
-    shapes: Mapping[str, tuple[int, ...]] | None = None,
-    seed: int = 0,
-    low: float = -1.0,
-    high: float = 1.0,
-    cast: bool = False,
-    atol: float = AUDIT_TOLERANCE[0],
-    rtol: float = AUDIT_TOLERANCE[1],
-    layers: list[str] | None = None,
-) -> AuditReport:
-    """Audit a SavedModel directory or a .keras file (a path), or a live Keras model."""
-    from .oracles import openvino_rt, tensorflow_rt
-
-    tensorflow_rt.load()
-    openvino_rt.load()
-    path = os.fspath(model) if isinstance(model, (str, os.PathLike)) else "<keras model>"
-    program = tensorflow_rt.open_model(model, path, dict(shapes or {}))
-    return _traced_report(
-        path,
-        program,
-        tensorflow_rt.trace,
-        example_inputs,
-        given,
-        shapes,
-        seed,
-        (low, high),
-        cast,
-        (atol, rtol),
-        layers,
-    )
-
-
-def _traced_report(
-    path: str,
-    program: Any,
-    trace: Any,
-    example_inputs: Any,
-    given: Mapping[str, Array] | None,
-    shapes: Mapping[str, tuple[int, ...]] | None,
-    seed: int,
-    bounds: tuple[float, float],
-    cast: bool,
-    tolerance: tuple[float, float],
-    layers: list[str] | None,
-) -> AuditReport:
-    """The audit of a loaded PyTorch or TensorFlow program: its inputs (given, from the
-    examples, or drawn), traced by `trace`, compared within the tolerance (atol, rtol)."""
-    low, high = bounds
+        raise UsageError(f'framework "{framework}": expected "torch" or "tf"')
     named = dict(given or {})
     if example_inputs is not None:
         named.update(_examples(example_inputs, program.input_names))
@@ -527,9 +474,15 @@ def _traced_report(
         high,
         cast,
     )
-    report = report_of(path, trace(program, arrays), *tolerance, layers)
+    report = report_of(path, trace(program, arrays), atol, rtol, layers)
     report.notes += _random_note(program.input_names, named, low, high, seed)
     return report
+
+
+audit_torch = partial(audit_model, framework="torch")
+"""audit_model of a PyTorch model (a path, or a live module with `route`)."""
+audit_tf = partial(audit_model, framework="tf")
+"""audit_model of a TensorFlow model (a SavedModel directory, a .keras file, a Keras model)."""
 
 
 def _random_note(

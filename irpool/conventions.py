@@ -139,14 +139,7 @@ TORCH = Convention(
 TF = Convention(
     name="tf",
     title="TensorFlow",
-    ceil_keeps_window_in_pad=False,
-    count_pad_divisor="declared",
-    empty_mean="zero",
-    empty_max="lowest",
     nan_max="ignore",
-    int_mean="half_even",
-    same_pads_dilated=True,
-    narrow_64bit=False,
     floor_only=True,
     mean_excludes_padding=True,
     diagnosed=False,
@@ -156,7 +149,10 @@ tensorflow-cpu 2.21): SAME puts the odd pad at the end (openvino's same_upper), 
 sizes round down, averages exclude the padding, and a max skips NaN and gives the lowest finite
 float32 for a window of only NaN and -inf, exactly as openvino's CPU plugin does
 (`[NaN, 1, 3, NaN, 2, NaN, NaN, -inf, -inf]`, k2 s1 and k3 SAME, give identical rows).  A global
-max (tf.reduce_max) propagates NaN and keeps -inf instead (D38)."""
+max (tf.reduce_max) propagates NaN and keeps -inf instead (D38).  Every other switch keeps its
+default: the pad is never part of a ceil window, a counted pad divides by the declared taps,
+an empty mean is 0 and an empty max the lowest finite value, integer means round half to
+even, SAME pads come from the dilated kernel, and 64-bit data is computed as it is."""
 
 CONVENTIONS: dict[str, Convention] = {c.name: c for c in (OPENVINO, ONNX, TORCH, TF)}
 

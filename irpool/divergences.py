@@ -1358,6 +1358,9 @@ def _family_rows() -> tuple[FamilyRow, ...]:
     )
     mean = (REDUCE_MEAN, ReduceParams(op="ReduceMean-1", kind="mean", axes=(2, 3), keep=False))
 
+    def everywhere(entry: tuple[Any, Any]) -> dict[str, tuple[Any, Any]]:
+        return dict.fromkeys(FAMILY_SYSTEMS, entry)
+
     def lp(ceil: bool, p: int) -> tuple[Any, Any]:
         window = onnx_ops.params(
             onnx_ops.select("AveragePool", "", 19),
@@ -1377,6 +1380,7 @@ def _family_rows() -> tuple[FamilyRow, ...]:
         ),
     )
     aavg = (ADAPTIVE, AdaptiveParams(op="AdaptiveAvgPool-8", reduce="mean", sizes=(1, 2)))
+    maxima = {"openvino": rmax(), "onnxruntime": gmax, "torch": rmax()}
     nan = math.nan
     inf = math.inf
     return (
@@ -1385,21 +1389,21 @@ def _family_rows() -> tuple[FamilyRow, ...]:
             "NaN in the 16th lane of a max",
             (1, 1, 1, 16),
             (1,) * 15 + (nan,),
-            {"openvino": rmax(), "onnxruntime": gmax, "torch": rmax()},
+            maxima,
         ),
         FamilyRow(
             "D18",
             "global max of [1, NaN]",
             (1, 1, 1, 2),
             (1, nan),
-            {"openvino": rmax(), "onnxruntime": gmax, "torch": rmax()},
+            maxima,
         ),
         FamilyRow(
             "D18-first",
             "global max of [NaN, 1]",
             (1, 1, 1, 2),
             (nan, 1),
-            {"openvino": rmax(), "onnxruntime": gmax, "torch": rmax()},
+            maxima,
         ),
         FamilyRow(
             "D18-adaptive",
@@ -1413,28 +1417,28 @@ def _family_rows() -> tuple[FamilyRow, ...]:
             "global max of [-inf, -inf]",
             (1, 1, 1, 2),
             (-inf, -inf),
-            {"openvino": rmax(), "onnxruntime": gmax, "torch": rmax()},
+            maxima,
         ),
         FamilyRow(
             "D20",
             "LpPool k3 s2 ceil p2 (a partial last window)",
             (1, 1, 6),
             (1, -2, 3, -4, 5, -6),
-            {"openvino": lp(True, 2), "onnxruntime": lp(True, 2), "torch": lp(True, 2)},
+            everywhere(lp(True, 2)),
         ),
         FamilyRow(
             "D21",
             "LpPool k3 s2 p1 (signed power)",
             (1, 1, 6),
             (1, -2, 3, -4, 5, -6),
-            {"openvino": lp(False, 1), "onnxruntime": lp(False, 1), "torch": lp(False, 1)},
+            everywhere(lp(False, 1)),
         ),
         FamilyRow(
             "D23",
             "mean over an empty axis",
             (1, 2, 0, 3),
             (),
-            {"openvino": mean, "onnxruntime": mean, "torch": mean},
+            everywhere(mean),
         ),
         FamilyRow(
             "D24",
@@ -1449,7 +1453,7 @@ def _family_rows() -> tuple[FamilyRow, ...]:
             "u8 mean of 20 x 200",
             (1, 1, 4, 5),
             (200,) * 20,
-            {"openvino": mean, "onnxruntime": mean, "torch": mean},
+            everywhere(mean),
             dtype="uint8",
         ),
         FamilyRow(

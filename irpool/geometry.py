@@ -700,6 +700,12 @@ def _interval_formula(
     return " ".join(parts[:1]) + " " + "; ".join(parts[1:])
 
 
+_AS_WRITTEN = ("op", "reduce", "indices", "index_axis", "column_major", "index_dtype")
+"""PoolPlan fields that are the layer's PoolParams unchanged."""
+_AS_CONVENTION = ("int_mean", "narrow_64bit", "empty_index")
+"""PoolPlan fields that are the Convention's switches unchanged."""
+
+
 def plan(
     params: PoolParams,
     input_shape: tuple[int, ...],
@@ -747,23 +753,16 @@ def plan(
     in_float32 = cv.integers_in_float32 and not keeps_integers
     in_float32 = in_float32 and (input_shape[1] > 1 or any(a.dilation > 1 for a in axes))
     base = PoolPlan(
-        op=params.op,
+        **{name: getattr(params, name) for name in _AS_WRITTEN},
+        **{name: getattr(cv, name) for name in _AS_CONVENTION},
         convention=cv.name,
         input_shape=tuple(input_shape),
         axes=tuple(axes),
-        reduce=params.reduce,
         shape_rule=rule,
         divisor=divisor,
         divisor_reason=reason,
         empty=empty,
         nan_max=nan_max,
-        indices=params.indices,
-        index_axis=params.index_axis,
-        column_major=params.column_major,
-        index_dtype=params.index_dtype,
-        int_mean=cv.int_mean,
-        narrow_64bit=cv.narrow_64bit,
-        empty_index=cv.empty_index,
         integers_in_float32=in_float32,
         float_refusal=refusal,
         bf16_flush=cv.cpu_plugin_kernels,

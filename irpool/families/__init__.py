@@ -70,6 +70,29 @@ class FamilyPlan:
         return type(self).__name__.removesuffix("Plan").lower()
 
 
+def plan_head(
+    params: FamilyParams,
+    convention: Convention | str,
+    shape: tuple[int, ...],
+    output_shape: tuple[int, ...],
+    dtype: str,
+    compute: str = "float32",
+    refused_by: str | None = None,
+) -> dict[str, Any]:
+    """FamilyPlan's fields, the ones every family plan starts with: `XPlan(**plan_head(...),
+    <the family's own fields>)`."""
+    name = convention if isinstance(convention, str) else convention.name
+    return {
+        "op": params.op,
+        "convention": name,
+        "input_shape": tuple(shape),
+        "output_shape": tuple(output_shape),
+        "dtype": dtype,
+        "compute": compute,
+        "refused_by": refused_by,
+    }
+
+
 @dataclass
 class Explained:
     """A plan in words (`lines`, indented by the caller) and as JSON (`data`)."""

@@ -38,7 +38,7 @@ from ..conventions import Convention
 from ..errors import ShapeError, SpecError
 from ..geometry import FLOAT_DTYPES, INT_DTYPES
 from ..model import Dim, Shape
-from . import Array, Explained, Family, FamilyParams, FamilyPlan, Values
+from . import Array, Explained, Family, FamilyParams, FamilyPlan, Values, plan_head
 from .reduce import REDUCE_MAX, REDUCE_MEAN, ReduceParams, ReducePlan
 
 if TYPE_CHECKING:
@@ -303,14 +303,9 @@ class Adaptive(Family):
             spatial = tuple(range(2, len(shape)))
             as_params = ReduceParams(op=params.op, kind=params.reduce, axes=spatial, keep=True)
             as_reduce = reduction.plan(as_params, shape, dtype, convention)
+        out = (*shape[:2], *out_sizes)
         return AdaptivePlan(
-            op=params.op,
-            convention=convention.name,
-            input_shape=shape,
-            output_shape=(*shape[:2], *out_sizes),
-            dtype=dtype,
-            compute=compute,
-            refused_by=refused,
+            **plan_head(params, convention, shape, out, dtype, compute, refused),
             reduce=params.reduce,
             axes=axes,
             bins=rules.bins,

@@ -32,7 +32,7 @@ from ..errors import SpecError
 from ..geometry import FLOAT_DTYPES, PoolParams, PoolPlan, infer_shape
 from ..geometry import plan as window_plan
 from ..model import Shape
-from . import F32_EPS, Array, Explained, Family, FamilyParams, FamilyPlan, Values
+from . import F32_EPS, Array, Explained, Family, FamilyParams, FamilyPlan, Values, plan_head
 from .reduce import REDUCE_SUM, ReduceParams, ReducePlan
 
 if TYPE_CHECKING:
@@ -58,12 +58,15 @@ class LpPlan(FamilyPlan):
     rule: Rule
     window: PoolPlan
     """The window geometry as the convention computes it (a PoolPlan of the windows)."""
-    scale: int
-    """prod(kernel): the multiplier after the average (openvino, PyTorch)."""
     average: PoolPlan | None = None
     """openvino: the AvgPool (exclude-pad=false) its front end writes."""
     sum_plan: ReducePlan | None = None
     """openvino, GlobalLpPool: the ReduceSum its front end writes."""
+
+    @property
+    def scale(self) -> int:
+        """prod(kernel): the multiplier after the average (openvino, PyTorch)."""
+        return math.prod(a.window for a in self.window.axes)
 
 
 class Lp(Family):
@@ -179,7 +182,6 @@ class Lp(Family):
                 raise SpecError("PyTorch's lp_pool has no dilation")
             geometry = base
         windows = window_plan(geometry, shape, convention, dtype="float32")
-        scale = math.prod(a.window for a in windows.axes)
         average = windows if rule == "openvino" and params.window is not None else None
         sum_plan = None
         if rule == "openvino" and params.window is None:
@@ -188,17 +190,10 @@ class Lp(Family):
             )
             sum_plan = REDUCE_SUM.plan(as_sum, shape, "float32", convention)
         return LpPlan(
-            op=params.op,
-            convention=convention.name,
-            input_shape=shape,
-            output_shape=windows.output_shape,
-            dtype=dtype,
-            compute="float32",
-            refused_by=refused,
+            **plan_head(params, convention, shape, windows.output_shape, dtype, "float32", refused),
             p=params.p,
             rule=rule,
             window=windows,
-            scale=scale,
             average=average,
             sum_plan=sum_plan,
         )

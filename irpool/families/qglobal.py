@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 from ..conventions import Convention
 from ..errors import SpecError
 from ..model import Dim, Shape
-from . import Explained, Family, FamilyParams, FamilyPlan, Values
+from . import Explained, Family, FamilyParams, FamilyPlan, Values, plan_head
 
 if TYPE_CHECKING:
     from ..model import Layer
@@ -102,12 +102,7 @@ class QGlobal(Family):
         else:
             out = (shape[0], shape[1], *(1 for _ in spatial))
         return QGlobalPlan(
-            op=params.op,
-            convention="onnx",
-            input_shape=shape,
-            output_shape=out,
-            dtype=dtype,
-            compute="int32",
+            **plan_head(params, "onnx", shape, out, dtype, "int32"),
             channels_last=params.channels_last,
             size=math.prod(spatial),
         )

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Literal
 
 import numpy as np
@@ -35,7 +35,7 @@ from ..conventions import Convention
 from ..errors import ShapeError, SpecError
 from ..geometry import FLOAT_DTYPES, INT_DTYPES
 from ..model import Dim, Shape
-from . import F32_EPS, Array, Explained, Family, FamilyParams, FamilyPlan, Values
+from . import F32_EPS, Array, Explained, Family, FamilyParams, FamilyPlan, Values, plan_head
 
 if TYPE_CHECKING:
     from ..model import Layer
@@ -62,17 +62,11 @@ class ReduceParams(FamilyParams):
     """ONNX GlobalAveragePool / GlobalMaxPool (onnxruntime's own checks and kernel)."""
 
 
-@dataclass(frozen=True, kw_only=True)
-class ReducePlan(FamilyPlan):
-    kind: Kind
-    axes: tuple[int, ...]
-    """The reduced axes, normalised (0 .. rank-1), ascending, each once."""
-    keep: bool
-    count: int
-    """Elements reduced into each output."""
-    order: Order
-    nan_max: NanMax
-    empty: EmptyRule
+@dataclass(frozen=True)
+class Schedule:
+    """How openvino's CPU plugin (JIT, planar layout) visits the reduced elements (ov_jit order;
+    the defaults: no such schedule)."""
+
     view: tuple[int, ...] = ()
     """ov_jit: the (B, C, D, H, W) view of the input."""
     reduced: tuple[bool, ...] = ()
@@ -90,6 +84,21 @@ class ReducePlan(FamilyPlan):
     """ov_jit: the outputs the plugin writes with its scalar store: those whose row-major index
     over the view axes `scalar_axes` of the output is >= scalar_from (integer u8 stores, and
     the tree step of short max chunks)."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class ReducePlan(FamilyPlan, Schedule):
+    """A reduction's plan; an ov_jit order carries its Schedule's fields."""
+
+    kind: Kind
+    axes: tuple[int, ...]
+    """The reduced axes, normalised (0 .. rank-1), ascending, each once."""
+    keep: bool
+    count: int
+    """Elements reduced into each output."""
+    order: Order
+    nan_max: NanMax
+    empty: EmptyRule
     integer_store: bool = False
     """Integer data: folded in float32, the running value stored into the integer output
     after every kernel call (openvino)."""
@@ -139,17 +148,6 @@ def _five_d(shape: tuple[int, ...]) -> tuple[list[int], list[int | None]]:
     if r == 1:
         return [1, shape[0], 1, 1, 1], [None, 0, None, None, None]
     return [1, 1, 1, 1, 1], [None] * 5
-
-
-@dataclass(frozen=True)
-class Schedule:
-    view: tuple[int, ...]
-    reduced: tuple[bool, ...]
-    chunk: int
-    segment: int
-    two_stage: bool
-    scalar_axes: tuple[int, ...]
-    scalar_from: int
 
 
 def ov_schedule(shape: tuple[int, ...], written: Sequence[int], kind: Kind) -> Schedule | None:
@@ -337,13 +335,7 @@ class Reduction(Family):
                 order = "ov_reference"
         compute = "float64" if dtype == "float64" and convention.name != "openvino" else "float32"
         base = dict(
-            op=params.op,
-            convention=convention.name,
-            input_shape=shape,
-            output_shape=out,
-            dtype=dtype,
-            compute=compute,
-            refused_by=refused,
+            **plan_head(params, convention, shape, out, dtype, compute, refused),
             kind=self.kind,
             axes=axes,
             keep=params.keep,
@@ -354,17 +346,8 @@ class Reduction(Family):
             integer_store=dtype in INT_DTYPES,
         )
         if schedule is not None:
-            return ReducePlan(
-                **base,  # type: ignore[arg-type]
-                view=schedule.view,
-                reduced=schedule.reduced,
-                chunk=schedule.chunk,
-                segment=schedule.segment,
-                two_stage=schedule.two_stage,
-                scalar_axes=schedule.scalar_axes,
-                scalar_from=schedule.scalar_from,
-            )
-        return ReducePlan(**base)  # type: ignore[arg-type]
+            return ReducePlan(**base, **asdict(schedule))
+        return ReducePlan(**base)
 
     def _global_plan(
         self, params: ReduceParams, shape: tuple[int, ...], dtype: str, convention: Convention
@@ -390,11 +373,7 @@ class Reduction(Family):
                     "takes float32 and float16"
                 )
             return ReducePlan(
-                op=params.op,
-                convention="onnx",
-                input_shape=shape,
-                output_shape=(*shape[:2], *(1 for _ in axes)),
-                dtype=dtype,
+                **plan_head(params, "onnx", shape, (*shape[:2], *(1 for _ in axes)), dtype),
                 kind=self.kind,
                 axes=axes,
                 keep=True,

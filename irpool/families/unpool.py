@@ -30,7 +30,7 @@ from ..conventions import Convention
 from ..errors import SpecError
 from ..geometry import FLOAT_DTYPES
 from ..model import Dim, Shape
-from . import Explained, Family, FamilyParams, FamilyPlan, Values
+from . import Explained, Family, FamilyParams, FamilyPlan, Values, plan_head
 
 if TYPE_CHECKING:
     from ..model import Layer
@@ -192,12 +192,7 @@ class Unpool(Family):
         if convention.name == "onnx" and dtype != "float32":
             refused = f"onnxruntime's MaxUnpool kernel takes float32, not {dtype}"
         return UnpoolPlan(
-            op=params.op,
-            convention=convention.name,
-            input_shape=shape,
-            output_shape=out,
-            dtype=dtype,
-            refused_by=refused,
+            **plan_head(params, convention, shape, out, dtype, refused_by=refused),
             default_shape=tuple(default),
             layout="tensor" if convention.name == "onnx" else "plane",
         )
