@@ -124,9 +124,23 @@ class PageView:
     side_a: str
     side_b: str
     noun: str
-    extra_headers: list[str]
     layers: list[LayerView]
-    notes: list[str]
+    extra_headers: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    @classmethod
+    def of(
+        cls,
+        report: Mapping[str, Any],
+        kind: str,
+        ok: bool,
+        verdict: str,
+        facts: list[tuple[str, str]],
+        **rest: Any,
+    ) -> PageView:
+        """The page of `report`, whose file, schema and irpool version it shows."""
+        file, schema = str(report.get("file", "")), str(report.get("schema", ""))
+        return cls(kind, file, schema, report.get("irpool"), ok, verdict, facts, **rest)
 
 
 # -- reading the reports ------------------------------------------------------------------------
@@ -342,20 +356,16 @@ def _from_compare(report: Report) -> PageView:
     missing = list(report.get("missing_in_oracle") or report.get("missing_in_openvino") or [])
     if missing:
         facts.append(("not in the oracle's model", ", ".join(missing)))
-    return PageView(
-        kind="compare",
-        file=str(report.get("file", "")),
-        schema=str(report.get("schema", "")),
-        irpool=report.get("irpool"),
-        ok=bool(report.get("passed")),
-        verdict=verdict,
-        facts=facts,
+    return PageView.of(
+        report,
+        "compare",
+        bool(report.get("passed")),
+        verdict,
+        facts,
         side_a=f"irpool ({convention})",
         side_b=who,
         noun=noun,
-        extra_headers=[],
         layers=layers,
-        notes=[],
     )
 
 
@@ -479,14 +489,12 @@ def _from_convert(report: Report) -> PageView:
         ("onnxruntime", f"{ort}, checked against the ONNX meaning" if ort else "not asked"),
         ("tolerance", f"atol {report.get('atol')}, rtol {report.get('rtol')}; indices exact"),
     ]
-    return PageView(
-        kind="convert-report",
-        file=str(report.get("file", "")),
-        schema=str(report.get("schema", "")),
-        irpool=report.get("irpool"),
-        ok=bool(report.get("same")),
-        verdict=verdict,
-        facts=facts,
+    return PageView.of(
+        report,
+        "convert-report",
+        bool(report.get("same")),
+        verdict,
+        facts,
         side_a="openvino (converted)",
         side_b="ONNX meaning",
         noun="node",
@@ -561,14 +569,12 @@ def _from_audit(report: Report) -> PageView:
         facts.append(
             ("source framework", f"{FRAMEWORKS.get(str(source.get('framework')), '?')} ({how})")
         )
-    return PageView(
-        kind="convert-report",
-        file=str(report.get("file", "")),
-        schema=str(report.get("schema", "")),
-        irpool=report.get("irpool"),
-        ok=report.get("same") is not False,
-        verdict=verdict,
-        facts=facts,
+    return PageView.of(
+        report,
+        "convert-report",
+        report.get("same") is not False,
+        verdict,
+        facts,
         side_a="openvino (converted)",
         side_b=title,
         noun="op",

@@ -1,0 +1,75 @@
+"""Which of its kernels openvino's CPU plugin runs on this machine.
+
+The plugin compiles its kernels for the widest instruction set the CPU offers, and a few of
+their results depend on it: a reduction folds its elements in as many float32 lanes as one
+vector holds (16 with AVX-512, 8 with AVX2), and bfloat16 values are converted by the CPU's
+own instruction where it has one (AVX512_BF16: round to nearest even, subnormals flushed) and
+by other code where it has none.  irpool's openvino convention follows the machine it runs
+on; `IRPOOL_OV_ISA` names another (`avx512_bf16`, `avx512`, `avx2`), for instance to write
+fixtures for another machine.
+
+The CPU's features are read from numpy's own CPU detection (the same CPUID bits the plugin
+reads), so no runtime is imported here.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+from dataclasses import dataclass
+
+from .errors import UsageError
+
+ISAS = ("avx512_bf16", "avx512", "avx2")
+"""The instruction sets irpool models, widest first."""
+
+
+@dataclass(frozen=True)
+class PluginIsa:
+    name: str
+    """avx512_bf16, avx512 or avx2."""
+    lanes: int
+    """float32 lanes of one vector register (16 or 8)."""
+    bf16_instructions: bool
+    """The CPU converts float32 to bfloat16 itself (AVX512_BF16)."""
+    source: str
+    """Where the choice came from: 'this CPU' or 'IRPOOL_OV_ISA'."""
+
+    @property
+    def title(self) -> str:
+        return {"avx512_bf16": "AVX-512 with AVX512_BF16", "avx512": "AVX-512", "avx2": "AVX2"}[
+            self.name
+        ]
+
+
+def _cpu_features() -> dict[str, bool]:
+    try:
+        from numpy._core._multiarray_umath import __cpu_features__  # type: ignore[import-not-found]
+    except ImportError:  # pragma: no cover - older numpy layouts
+        return {}
+    return dict(__cpu_features__)
+
+
+def _detected() -> str:
+    f = _cpu_features()
+    if all(f.get(k) for k in ("AVX512F", "AVX512BW", "AVX512VL", "AVX512DQ")):
+        return "avx512_bf16" if f.get("AVX512BF16") else "avx512"
+    return "avx2"
+
+
+@functools.cache
+def _isa(override: str | None) -> PluginIsa:
+    if override:
+        name = override.strip().lower()
+        if name not in ISAS:
+            raise UsageError(f"IRPOOL_OV_ISA={override!r}: expected one of {', '.join(ISAS)}")
+        source = "IRPOOL_OV_ISA"
+    else:
+        name, source = _detected(), "this CPU"
+    return PluginIsa(name, 8 if name == "avx2" else 16, name == "avx512_bf16", source)
+
+
+def plugin_isa() -> PluginIsa:
+    """The instruction set irpool's openvino convention models (IRPOOL_OV_ISA, else this
+    CPU's)."""
+    return _isa(os.environ.get("IRPOOL_OV_ISA") or None)
