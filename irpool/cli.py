@@ -7,6 +7,7 @@ or usage (one line on stderr), 3 an oracle that was asked for is not installed.
 from __future__ import annotations
 
 import argparse
+import inspect
 import json
 import math
 import os
@@ -33,13 +34,21 @@ class _Parser(argparse.ArgumentParser):
 @dataclass(frozen=True)
 class Command:
     """A subcommand: its name, the handler of its parsed arguments (which returns the exit
-    code), the function that adds its options, and its help texts."""
+    code), and the function that adds its options, whose docstring is the command's help: a
+    first line for the list of commands, then the description --help prints."""
 
     name: str
     run: Callable[[argparse.Namespace], int]
     options: Callable[[Any], None]
-    help: str
-    description: str
+
+    @property
+    def help(self) -> str:
+        return inspect.cleandoc(self.options.__doc__ or "").split("\n\n", 1)[0]
+
+    @property
+    def description(self) -> str:
+        text = inspect.cleandoc(self.options.__doc__ or "").split("\n\n", 1)[-1]
+        return " ".join(text.split())
 
 
 def _print_json(obj: Any) -> None:
@@ -89,6 +98,15 @@ def _cmd_check(args: argparse.Namespace) -> int:
 
 
 def _check_options(p: Any) -> None:
+    """verify the declared shapes of pooling layers
+
+    Infer the output shape of every pooling layer of an OpenVINO IR (or of pasted <layer>
+    fragments) from its attributes and input dims, as openvino does, and report every declared
+    <dim> that disagrees, with the formula and its numbers. Other layer types are taken as
+    declared. For an ONNX model (.onnx) the declared shapes are compared with onnxruntime's
+    sizes, with notes where the operator text of the node's version or onnx's own shape
+    inference says otherwise. Exit 0 when all agree, 1 on a disagreement, 2 on invalid input.
+    """
     p.add_argument(
         "paths",
         nargs="+",
@@ -108,21 +126,7 @@ def _check_options(p: Any) -> None:
     )
 
 
-CHECK = Command(
-    "check",
-    _cmd_check,
-    _check_options,
-    help="verify the declared shapes of pooling layers",
-    description=(
-        "Infer the output shape of every pooling layer of an OpenVINO IR (or of pasted "
-        "<layer> fragments) from its attributes and input dims, as openvino does, and report "
-        "every declared <dim> that disagrees, with the formula and its numbers. Other layer "
-        "types are taken as declared. For an ONNX model (.onnx) the declared shapes are "
-        "compared with onnxruntime's sizes, with notes where the operator text of the "
-        "node's version or onnx's own shape inference says otherwise. Exit 0 when all agree, "
-        "1 on a disagreement, 2 on invalid input."
-    ),
-)
+CHECK = Command("check", _cmd_check, _check_options)
 
 
 # -- run ---------------------------------------------------------------------------------------
@@ -304,6 +308,20 @@ def _cmd_run(args: argparse.Namespace) -> int:
 
 
 def _run_options(p: Any) -> None:
+    """execute a pooling net or one pooling layer with numpy
+
+    Execute an IR net of pooling layers (AvgPool-1/14/16, MaxPool-1/8/14, AdaptiveAvgPool-8,
+    AdaptiveMaxPool-8, ReduceMean/Max/Sum-1, ReduceL1/L2-4) and the glue between them
+    (Parameter, Const, Convert, ConvertLike, Abs, Sign, ReLU, Sqrt, Multiply, Power, Reshape,
+    Split, Concat, Squeeze, Unsqueeze, Result), or one pooling layer of any IR with --layer; or
+    an ONNX model of pooling nodes (AveragePool, MaxPool, GlobalAveragePool, GlobalMaxPool,
+    LpPool, GlobalLpPool, MaxUnpool, com.microsoft QLinearAveragePool and
+    QLinearGlobalAveragePool, with Identity/Squeeze/Unsqueeze). OUT.npz holds one array per
+    Result (keyed by the Result layer's name) or graph output (keyed by its name); with --layer:
+    output0 and, for MaxPool-8/14 and AdaptiveMaxPool-8, output1 (the indices); a layer's other
+    computed inputs (MaxUnpool's indices) are given as -i NAME=FILE by tensor name. Without -i,
+    inputs are drawn at random and saved beside the output as OUT.inputs.npz.
+    """
     p.add_argument("model", metavar="MODEL", help="model.xml or model.onnx")
     _add_input_options(
         p,
@@ -328,27 +346,7 @@ def _run_options(p: Any) -> None:
     p.add_argument("--json", action="store_true", help=_json_help("run-1"))
 
 
-RUN = Command(
-    "run",
-    _cmd_run,
-    _run_options,
-    help="execute a pooling net or one pooling layer with numpy",
-    description=(
-        "Execute an IR net of pooling layers (AvgPool-1/14/16, MaxPool-1/8/14, "
-        "AdaptiveAvgPool-8, AdaptiveMaxPool-8, ReduceMean/Max/Sum-1, ReduceL1/L2-4) and the "
-        "glue between them (Parameter, Const, Convert, ConvertLike, Abs, Sign, ReLU, Sqrt, "
-        "Multiply, Power, Reshape, Split, Concat, Squeeze, Unsqueeze, Result), or one "
-        "pooling layer of any IR with --layer; or an ONNX model of pooling nodes "
-        "(AveragePool, MaxPool, GlobalAveragePool, GlobalMaxPool, LpPool, GlobalLpPool, "
-        "MaxUnpool, com.microsoft QLinearAveragePool and QLinearGlobalAveragePool, with "
-        "Identity/Squeeze/Unsqueeze). OUT.npz holds one array per Result (keyed by the "
-        "Result layer's name) or graph output (keyed by its name); with --layer: output0 "
-        "and, for MaxPool-8/14 and AdaptiveMaxPool-8, output1 (the indices); a layer's other "
-        "computed inputs (MaxUnpool's indices) are given as -i NAME=FILE by tensor name. "
-        "Without -i, inputs are drawn at random and saved beside the output as "
-        "OUT.inputs.npz."
-    ),
-)
+RUN = Command("run", _cmd_run, _run_options)
 
 
 # -- explain -------------------------------------------------------------------------------
@@ -400,6 +398,13 @@ def _cmd_explain(args: argparse.Namespace) -> int:
 
 
 def _explain_options(p: Any) -> None:
+    """one pooling layer in numbers and pictures
+
+    For each spatial axis of a pooling layer: the attributes as written, the pads after
+    auto_pad, the output-size formula with its numbers, the first and last windows, the windows
+    that reach into the padding or the ceil overhang, empty windows, and the divisor of every
+    kind of border window under each convention.
+    """
     p.add_argument("model", metavar="MODEL", help="model.xml, <layer> fragments, or model.onnx")
     p.add_argument(
         "--layer", metavar="NAME", help=f"the layer ({LAYER_HELP}; default: every pooling layer)"
@@ -433,18 +438,7 @@ def _explain_options(p: Any) -> None:
     )
 
 
-EXPLAIN = Command(
-    "explain",
-    _cmd_explain,
-    _explain_options,
-    help="one pooling layer in numbers and pictures",
-    description=(
-        "For each spatial axis of a pooling layer: the attributes as written, the pads "
-        "after auto_pad, the output-size formula with its numbers, the first and last "
-        "windows, the windows that reach into the padding or the ceil overhang, empty "
-        "windows, and the divisor of every kind of border window under each convention."
-    ),
-)
+EXPLAIN = Command("explain", _cmd_explain, _explain_options)
 
 
 # -- compare -------------------------------------------------------------------------------
@@ -584,6 +578,17 @@ def _source_check(
 
 
 def _compare_options(p: Any) -> None:
+    """cross-check every pooling layer of a model against openvino (or onnxruntime)
+
+    Run the whole model in openvino (onnxruntime for an ONNX model; onnx's reference evaluator
+    for a node onnxruntime has no kernel for), compute each pooling layer with irpool on the
+    input the runtime gave it, and compare the outputs: errors in abs/rel/ulp, the worst
+    element, the smallest tolerances that pass; indices exactly. A mismatch is diagnosed against
+    the other conventions and the known divergences. Float means and reductions may differ by
+    summation order within a bound (docs/cli.md); pooling-like layers irpool does not cover are
+    listed as skipped. Exit 0 all agree, 1 a mismatch, 2 invalid input, 3 the oracle is not
+    installed.
+    """
     p.add_argument("model", metavar="MODEL", help="model.xml or model.onnx")
     _add_cross_check_inputs(
         p, f"compare only this pooling layer ({LAYER_HELP}; repeatable)", atol="0", rtol="0"
@@ -604,22 +609,7 @@ def _compare_options(p: Any) -> None:
     _add_progress_option(p)
 
 
-COMPARE = Command(
-    "compare",
-    _cmd_compare,
-    _compare_options,
-    help="cross-check every pooling layer of a model against openvino (or onnxruntime)",
-    description=(
-        "Run the whole model in openvino (onnxruntime for an ONNX model; onnx's reference "
-        "evaluator for a node onnxruntime has no kernel for), compute each pooling layer with "
-        "irpool on the input the runtime gave it, and compare the outputs: errors in "
-        "abs/rel/ulp, the worst element, the smallest tolerances that pass; indices exactly. "
-        "A mismatch is diagnosed against the other conventions and the known divergences. "
-        "Float means and reductions may differ by summation order within a bound "
-        "(docs/cli.md); pooling-like layers irpool does not cover are listed as skipped. "
-        "Exit 0 all agree, 1 a mismatch, 2 invalid input, 3 the oracle is not installed."
-    ),
-)
+COMPARE = Command("compare", _cmd_compare, _compare_options)
 
 
 # -- convert-report --------------------------------------------------------------------------
@@ -712,6 +702,17 @@ def _cmd_audit(args: argparse.Namespace) -> int:
 
 
 def _convert_report_options(p: Any) -> None:
+    """what openvino's conversion made of each pooling op (ONNX, PyTorch, TensorFlow)
+
+    Convert a model with openvino, run it on openvino's CPU plugin, and compare what each
+    pooling op became with what the op means in its framework, on the same input: ONNX (irpool's
+    onnx convention, checked against onnxruntime when it is installed), a PyTorch program (.pt2,
+    TorchScript .pt) or a TensorFlow model (SavedModel, .keras) run by the framework itself, or
+    an IR compared with its detected (or --source) framework; name the divergence where they
+    differ (docs/divergences.md, docs/debugging-a-converted-model.md). Exit 0 all the same, 1 a
+    difference, 2 invalid input (also a model openvino cannot convert), 3 openvino, onnx, torch
+    or tensorflow missing.
+    """
     p.add_argument(
         "model",
         metavar="MODEL",
@@ -755,23 +756,7 @@ def _convert_report_options(p: Any) -> None:
             )
 
 
-CONVERT_REPORT = Command(
-    "convert-report",
-    _cmd_convert_report,
-    _convert_report_options,
-    help="what openvino's conversion made of each pooling op (ONNX, PyTorch, TensorFlow)",
-    description=(
-        "Convert a model with openvino, run it on openvino's CPU plugin, and compare what each "
-        "pooling op became with what the op means in its framework, on the same input: ONNX "
-        "(irpool's onnx convention, checked against onnxruntime when it is installed), a "
-        "PyTorch program (.pt2, TorchScript .pt) or a TensorFlow model (SavedModel, .keras) "
-        "run by the framework itself, or an IR compared with its detected (or --source) "
-        "framework; name the divergence where they differ (docs/divergences.md, "
-        "docs/debugging-a-converted-model.md). Exit 0 all the same, 1 a difference, 2 invalid "
-        "input (also a model openvino cannot convert), 3 openvino, onnx, torch or tensorflow "
-        "missing."
-    ),
-)
+CONVERT_REPORT = Command("convert-report", _cmd_convert_report, _convert_report_options)
 
 
 # -- fixtures ----------------------------------------------------------------------------------
@@ -811,6 +796,14 @@ def _cmd_fixtures(args: argparse.Namespace) -> int:
 
 
 def _fixtures_options(p: Any) -> None:
+    """write golden test cases: models, inputs, expected outputs, manifest
+
+    Write one folder per pooling case into OUTDIR (model.xml, input.npy, expected.npz,
+    meta.json) and an index.json manifest; format in docs/fixtures.md. OUTDIR is created if its
+    parent exists; a non-empty OUTDIR is refused unless --resume or --force. Exit 0 ok, 1 when
+    --verify finds a case openvino disagrees with for a reason that is not a known refusal, 2
+    invalid input, 3 openvino is not installed (--verify).
+    """
     p.add_argument("outdir", metavar="OUTDIR")
     source = p.add_mutually_exclusive_group()
     source.add_argument(
@@ -871,20 +864,7 @@ def _fixtures_options(p: Any) -> None:
     p.add_argument("--json", action="store_true", help=_json_help("fixtures-summary-1"))
 
 
-FIXTURES = Command(
-    "fixtures",
-    _cmd_fixtures,
-    _fixtures_options,
-    help="write golden test cases: models, inputs, expected outputs, manifest",
-    description=(
-        "Write one folder per pooling case into OUTDIR (model.xml, input.npy, "
-        "expected.npz, meta.json) and an index.json manifest; format in docs/fixtures.md. "
-        "OUTDIR is created if its parent exists; a non-empty OUTDIR is refused unless "
-        "--resume or --force. Exit 0 ok, 1 when --verify finds a case openvino disagrees "
-        "with for a reason that is not a known refusal, 2 invalid input, 3 openvino is "
-        "not installed (--verify)."
-    ),
-)
+FIXTURES = Command("fixtures", _cmd_fixtures, _fixtures_options)
 
 
 # -- main --------------------------------------------------------------------------------------

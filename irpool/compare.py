@@ -27,6 +27,7 @@ from .kernel import pool
 from .model import Graph, Layer, format_shape, shape_of
 from .oracles import openvino_rt, refusals
 from .run import declared, pool_held, run_qlinear
+from .schemas import document
 from .shapes import PoolingLayer, infer, pooling_layer
 from .skipped import Skipped, skipped_layers
 
@@ -554,17 +555,9 @@ def compare_model(
             raise _placed(e, graph) from None
         oracle = f"openvino {openvino_rt.version()} CPU, INFERENCE_PRECISION_HINT={precision}"
     cv = convention or ("onnx" if onnx_graph else "openvino")
+    rounding = onnx_graph and not exact
     report = CompareReport(
-        path=graph.path,
-        precision=precision,
-        openvino=oracle,
-        convention=cv,
-        atol=atol,
-        rtol=rtol,
-        layers=[],
-        missing=missing,
-        rounding=onnx_graph and not exact,
-        format=graph.format,
+        graph.path, precision, oracle, cv, atol, rtol, [], missing, rounding, format=graph.format
     )
     oracle_name = "openvino"
     if onnx_graph:
@@ -890,12 +883,8 @@ def conversion_record(c: OutputComparison, other: str) -> dict[str, Any]:
 
 
 def to_json(report: CompareReport) -> dict[str, Any]:
-    from . import __version__
-
     return {
-        "schema": SCHEMA,
-        "irpool": __version__,
-        "file": report.path,
+        **document(SCHEMA, report.path),
         "format": report.format,
         "oracle": report.openvino,
         "runtime": report.runtime,

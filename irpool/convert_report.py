@@ -36,6 +36,7 @@ from .geometry import PoolPlan
 from .model import Graph
 from .ops import REGISTRY
 from .oracles import openvino_rt, refusals
+from .schemas import document
 from .shapes import PoolingLayer, infer
 from .skipped import Skipped, skipped_layers
 
@@ -488,12 +489,8 @@ def _output_json(c: OutputComparison) -> dict[str, Any]:
 
 
 def to_json(report: ConvertReport) -> dict[str, Any]:
-    from . import __version__
-
     return {
-        "schema": SCHEMA,
-        "irpool": __version__,
-        "file": report.path,
+        **document(SCHEMA, report.path),
         "openvino": report.openvino,
         "onnxruntime": report.onnxruntime,
         "atol": report.atol,

@@ -680,30 +680,47 @@ def to_json(r: LayerReport | FamilyReport) -> dict[str, Any]:
     }
 
 
+_PLAN_KEYS = (
+    "convention",
+    "dtype",
+    "compute",
+    "reduce",
+    "shape_rule",
+    "divisor",
+    "empty",
+    "nan_max",
+    "nan_rule",
+    "max_start",
+    "empty_value",
+    "sum_order",
+    "int_mean",
+    "integers_in_float32",
+    "narrow_64bit",
+    "indices",
+    "index_axis",
+    "index_dtype",
+    "column_major",
+)
+"""The PoolPlan fields plan_json shows, in order, under their own names."""
+_SHOWN_ONLY_FOR = {
+    **dict.fromkeys(("nan_max", "nan_rule", "max_start", "empty_value"), "max"),
+    "sum_order": "mean",
+    **dict.fromkeys(("index_axis", "index_dtype", "column_major"), "indices"),
+}
+"""Fields that mean something only for a max, a mean, or a layer with indices (else null)."""
+
+
 def plan_json(p: PoolPlan) -> dict[str, Any]:
     """The plan the kernel executes for this layer, switch by switch (what `run` computes)."""
-    return {
-        "convention": p.convention,
-        "dtype": p.dtype,
-        "compute": p.compute,
-        "reduce": p.reduce,
-        "shape_rule": p.shape_rule,
-        "divisor": p.divisor,
-        "empty": p.empty,
-        "nan_max": p.nan_max if p.reduce == "max" else None,
-        "nan_rule": p.nan_rule if p.reduce == "max" else None,
-        "max_start": _finite(p.max_start) if p.reduce == "max" else None,
-        "empty_value": _finite(p.empty_value) if p.reduce == "max" else None,
-        "sum_order": p.sum_order if p.reduce == "mean" else None,
-        "int_mean": p.int_mean,
-        "integers_in_float32": p.integers_in_float32,
-        "narrow_64bit": p.narrow_64bit,
-        "indices": p.indices,
-        "index_axis": p.index_axis if p.indices else None,
-        "index_dtype": p.index_dtype if p.indices else None,
-        "column_major": p.column_major if p.indices else None,
-        "refusal": p.refusal(p.dtype),
-    }
+
+    def shown(name: str) -> Any:
+        only = _SHOWN_ONLY_FOR.get(name)
+        if only is not None and not (p.indices if only == "indices" else p.reduce == only):
+            return None
+        value = getattr(p, name)
+        return _finite(value) if name in ("max_start", "empty_value") else value
+
+    return {**{name: shown(name) for name in _PLAN_KEYS}, "refusal": p.refusal(p.dtype)}
 
 
 def _finite(value: float | int) -> float | int | str:

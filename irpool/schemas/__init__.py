@@ -31,6 +31,15 @@ NAMES = (
 )
 
 
+def document(tag: str, file: str | None = None) -> dict[str, Any]:
+    """The first keys of every document irpool writes: its schema tag and irpool's version,
+    then the file it speaks of, where there is one."""
+    from .. import __version__
+
+    head = {"schema": tag, "irpool": __version__}
+    return head if file is None else {**head, "file": file}
+
+
 def file_name(tag: str) -> str:
     """The file of a document tag: irpool.compare/1 -> compare-1.json."""
     name, _, version = tag.removeprefix("irpool.").partition("/")
