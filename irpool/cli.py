@@ -60,6 +60,12 @@ def _json_help(schema_file: str) -> str:
     return f"print JSON (schema irpool.{name}/{version}: irpool/schemas/{schema_file}.json)"
 
 
+def _repeatable(p: Any, flags: str, dest: str, metavar: str, help: str) -> None:
+    """An option that may be given several times (`flags`: its spellings, space-separated),
+    collected in a list."""
+    p.add_argument(*flags.split(), dest=dest, action="append", metavar=metavar, help=help)
+
+
 LAYER_HELP = "name, id, output tensor name or a unique part of the name"
 
 
@@ -183,21 +189,19 @@ def _tolerance(text: str) -> float:
 
 
 def _add_input_shape_option(p: Any) -> None:
-    p.add_argument(
+    _repeatable(
+        p,
         "--input-shape",
-        dest="input_shapes",
-        action="append",
-        metavar="[NAME=]SHAPE",
-        help="shape of model input NAME, such as x=1,3,32,32 (without NAME: the only input); "
+        "input_shapes",
+        "[NAME=]SHAPE",
+        "shape of model input NAME, such as x=1,3,32,32 (without NAME: the only input); "
         "replaces its declared shape as openvino's reshape does (repeatable)",
     )
 
 
 def _add_input_options(p: Any, input_help: str) -> None:
     """The options that choose a command's input arrays: files, shapes, or random ones."""
-    p.add_argument(
-        "-i", "--input", dest="inputs", action="append", metavar="[NAME=]FILE", help=input_help
-    )
+    _repeatable(p, "-i --input", "inputs", "[NAME=]FILE", input_help)
     _add_input_shape_option(p)
     p.add_argument("--seed", type=_natural, default=0, help="seed of random inputs (default 0)")
     p.add_argument(
@@ -415,12 +419,12 @@ def _explain_options(p: Any) -> None:
     _add_input_shape_option(p)
     p.add_argument("--json", action="store_true", help=_json_help("explain-1"))
     p.add_argument("--png", metavar="FILE.png", help="draw the windows (needs matplotlib)")
-    p.add_argument(
+    _repeatable(
+        p,
         "--cell",
-        dest="cells",
-        action="append",
-        metavar="I,J",
-        help="output cell whose window to draw (repeatable; default corners+centre)",
+        "cells",
+        "I,J",
+        "output cell whose window to draw (repeatable; default corners+centre)",
     )
     p.add_argument(
         "--depth",
@@ -448,7 +452,7 @@ def _add_cross_check_inputs(p: Any, layer_help: str, atol: str, rtol: str) -> No
     """The options compare and convert-report start with: the input arrays, --layer, and the
     tolerances (their defaults as written in the help)."""
     _add_input_options(p, INPUT_HELP)
-    p.add_argument("--layer", dest="layers", action="append", metavar="NAME", help=layer_help)
+    _repeatable(p, "--layer", "layers", "NAME", layer_help)
     p.add_argument(
         "--atol",
         type=_tolerance,
@@ -821,21 +825,10 @@ def _fixtures_options(p: Any) -> None:
         metavar="MODEL.xml",
         help="standalone cases of the pooling layers of a real model",
     )
-    p.add_argument(
-        "--layer",
-        dest="layers",
-        action="append",
-        metavar="NAME",
-        help=f"with --from: the layer to extract ({LAYER_HELP}; repeatable; default all)",
-    )
-    p.add_argument(
-        "-i",
-        "--input",
-        dest="inputs",
-        action="append",
-        metavar="[NAME=]FILE",
-        help="with --from: the model's input array (as run and compare take them)",
-    )
+    layer_help = f"with --from: the layer to extract ({LAYER_HELP}; repeatable; default all)"
+    _repeatable(p, "--layer", "layers", "NAME", layer_help)
+    input_help = "with --from: the model's input array (as run and compare take them)"
+    _repeatable(p, "-i --input", "inputs", "[NAME=]FILE", input_help)
     _add_input_shape_option(p)
     p.add_argument(
         "--data-set",

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+import numpy as np
 import numpy.typing as npt
 
 from .geometry import PoolParams
@@ -17,6 +18,17 @@ from .geometry import PoolParams
 Array = npt.NDArray[Any]
 Framework = Literal["torch", "tf", "onnx"]
 FRAMEWORK_TITLES: dict[str, str] = {"torch": "PyTorch", "tf": "TensorFlow", "onnx": "ONNX"}
+
+
+@dataclass(kw_only=True)
+class DeclaredInputs:
+    """What a framework's model says of its inputs, in order (a Program of a runtime oracle
+    extends it)."""
+
+    input_names: list[str]
+    input_shapes: list[tuple[int, ...] | None]
+    """None where the model leaves a dim unknown (then given or drawn)."""
+    input_dtypes: list[np.dtype[Any]]
 
 
 @dataclass(frozen=True)

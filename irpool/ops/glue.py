@@ -24,7 +24,7 @@ import numpy.typing as npt
 
 from ..errors import InputError, SpecError
 from ..model import Layer, element_type_of_numpy, numpy_dtype
-from .registry import REGISTRY, OpSpec, Role
+from .registry import REGISTRY, Domain, OpSpec, Role
 
 Array = npt.NDArray[Any]
 
@@ -185,31 +185,43 @@ def concat(layer: Layer, ins: list[Array]) -> list[Array]:
         raise InputError(f"Concat on axis {axis}: {e}") from None
 
 
-def _entry(domain: str, family: str, role: Role, **kw: Any) -> OpSpec:
-    return OpSpec(domain, family, 1, kind="glue", role=role, source="glue", **kw)  # type: ignore[arg-type]
+def _entries(domain: Domain, role: Role, *names: str, **executed: Any) -> list[OpSpec]:
+    """One entry per op of `domain` in `role`: `names` need no code of their own, `executed`
+    maps an op to the function that computes it."""
+    ops = {**dict.fromkeys(names), **executed}
+    return [
+        OpSpec(domain, name, 1, kind="glue", role=role, source="glue", execute=run)
+        for name, run in ops.items()
+    ]
 
 
 GLUE_OPS = (
-    _entry("openvino", "Parameter", "parameter"),
-    _entry("openvino", "Const", "const"),
-    _entry("openvino", "Convert", "convert"),
-    _entry("openvino", "Result", "result"),
-    _entry("openvino", "Squeeze", "reshape", execute=squeeze),
-    _entry("openvino", "Unsqueeze", "reshape", execute=unsqueeze),
-    _entry("openvino", "Reshape", "reshape", execute=reshape),
-    _entry("openvino", "Split", "reshape", execute=split),
-    _entry("openvino", "Concat", "reshape", execute=concat),
-    _entry("openvino", "Abs", "elementwise", execute=abs_),
-    _entry("openvino", "Sign", "elementwise", execute=sign),
-    _entry("openvino", "ReLU", "elementwise", execute=relu),
-    _entry("openvino", "Sqrt", "elementwise", execute=sqrt),
-    _entry("openvino", "Multiply", "elementwise", execute=multiply),
-    _entry("openvino", "Power", "elementwise", execute=power),
-    _entry("openvino", "ConvertLike", "elementwise", execute=convert_like),
-    _entry("openvino", "Identity", "identity"),
-    _entry("ai.onnx", "Identity", "identity"),
-    _entry("ai.onnx", "Dropout", "identity"),
-    _entry("ai.onnx", "Squeeze", "reshape", execute=squeeze),
-    _entry("ai.onnx", "Unsqueeze", "reshape", execute=unsqueeze),
+    *_entries("openvino", "parameter", "Parameter"),
+    *_entries("openvino", "const", "Const"),
+    *_entries("openvino", "convert", "Convert"),
+    *_entries("openvino", "result", "Result"),
+    *_entries(
+        "openvino",
+        "reshape",
+        Squeeze=squeeze,
+        Unsqueeze=unsqueeze,
+        Reshape=reshape,
+        Split=split,
+        Concat=concat,
+    ),
+    *_entries(
+        "openvino",
+        "elementwise",
+        Abs=abs_,
+        Sign=sign,
+        ReLU=relu,
+        Sqrt=sqrt,
+        Multiply=multiply,
+        Power=power,
+        ConvertLike=convert_like,
+    ),
+    *_entries("openvino", "identity", "Identity"),
+    *_entries("ai.onnx", "identity", "Identity", "Dropout"),
+    *_entries("ai.onnx", "reshape", Squeeze=squeeze, Unsqueeze=unsqueeze),
 )
 REGISTRY.add(*GLUE_OPS)

@@ -20,13 +20,7 @@ from ..geometry import AutoPad, PoolParams
 from ..model import Layer
 from .registry import REGISTRY, REQUIRED, Attr, OpSpec, Registry, Selected
 
-AUTO_PAD = Attr(
-    "auto_pad",
-    "auto_pad",
-    "enum",
-    default="NOTSET",
-    choices=("NOTSET", "SAME_UPPER", "SAME_LOWER", "VALID"),
-)
+AUTO_PAD = Attr.enum("auto_pad", "NOTSET SAME_UPPER SAME_LOWER VALID")
 KERNEL = Attr("kernel_shape", "kernel", "ints")
 PADS = Attr("pads", "pads", "ints", default=None, minimum=0)
 STRIDES = Attr("strides", "strides", "ints", default=None, minimum=1)

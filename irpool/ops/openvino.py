@@ -41,25 +41,14 @@ EXCLUDE_PAD = Attr(
     default=True,
     note="the spec calls it required; openvino's reader defaults it to true",
 )
-ROUNDING = Attr(
-    "rounding_type",
-    "rounding_type",
-    "enum",
-    default="floor",
-    choices=("floor", "ceil", "ceil_torch"),
-)
-AUTO_PAD = Attr(
+ROUNDING = Attr.enum("rounding_type", "floor ceil ceil_torch")
+AUTO_PAD = Attr.enum(
     "auto_pad",
-    "auto_pad",
-    "enum",
-    default="explicit",
-    choices=("explicit", "same_upper", "same_lower", "valid"),
+    "explicit same_upper same_lower valid",
     note='openvino 2026.4 refuses "notset" (not a member of its PadType)',
 )
 DILATIONS = Attr("dilations", "dilations", "ints", default=())
-INDEX_TYPE = Attr(
-    "index_element_type", "index_element_type", "enum", default="i64", choices=("i64", "i32")
-)
+INDEX_TYPE = Attr.enum("index_element_type", "i64 i32")
 AXIS = Attr("axis", "axis", "int", default=0)
 
 AVG_ATTRS = (STRIDES, PADS_BEGIN, PADS_END, KERNEL, EXCLUDE_PAD, ROUNDING, AUTO_PAD)

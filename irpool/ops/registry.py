@@ -48,6 +48,12 @@ class Attr:
     minimum: int | None = None
     note: str = ""
 
+    @classmethod
+    def enum(cls, wire: str, choices: str, note: str = "", name: str | None = None) -> Attr:
+        """An attribute that takes one of `choices` (space-separated), the first by default."""
+        values = tuple(choices.split())
+        return cls(wire, name or wire, "enum", default=values[0], choices=values, note=note)
+
 
 Kind = Literal["window", "qlinear", "family", "glue"]
 """What an entry is: a windowed pooling op (AvgPool, MaxPool, AveragePool), a quantised one
@@ -323,26 +329,26 @@ def _brief(raw: str, limit: int = 60) -> str:
 def read_ir_value(attr: Attr, raw: str) -> object:
     """The typed value of one IR attribute string as openvino reads it; SpecError saying what
     openvino expects where it refuses the string."""
+
+    def refused(what: str, expected: str) -> SpecError:
+        return SpecError(f'"{attr.wire}"="{_brief(raw)}"{what}; expected {expected}')
+
     if attr.kind == "ints":
         values = parse_int_list(raw)
         if values is None:
-            raise SpecError(
-                f'"{attr.wire}"="{_brief(raw)}" is not a list openvino reads; expected '
+            raise refused(
+                " is not a list openvino reads",
                 'comma-separated 64-bit integers such as "2,2" (each ASCII digits with an '
-                "optional leading '-', no empty item)"
+                "optional leading '-', no empty item)",
             )
         if attr.minimum is not None and any(v < attr.minimum for v in values):
-            raise SpecError(
-                f'"{attr.wire}"="{_brief(raw)}" has a value below {attr.minimum}; '
-                f"expected integers >= {attr.minimum}"
-            )
+            raise refused(f" has a value below {attr.minimum}", f"integers >= {attr.minimum}")
         return values
     if attr.kind == "int":
         value = parse_ir_int(raw)
         if value is None:
-            raise SpecError(
-                f'"{attr.wire}"="{_brief(raw)}" is not an integer openvino reads; expected '
-                "ASCII digits with an optional leading '-'"
+            raise refused(
+                " is not an integer openvino reads", "ASCII digits with an optional leading '-'"
             )
         return value
     if attr.kind == "bool":
@@ -357,16 +363,13 @@ def read_ir_value(attr: Attr, raw: str) -> object:
         if attr.choices == ("i64", "i32"):  # an element type, then the op's own check
             et = read_element_type(raw, f'"{attr.wire}"')
             if et not in attr.choices:
-                raise SpecError(
-                    f'"{attr.wire}"="{_brief(raw)}"; expected i64 or i32 (openvino refuses '
-                    "other index types)"
-                )
+                raise refused("", "i64 or i32 (openvino refuses other index types)")
             return et
         if low not in attr.choices:
             choices = ", ".join(attr.choices)
-            raise SpecError(
-                f'"{attr.wire}"="{_brief(raw)}" is not a value openvino reads; expected one of '
-                f"{choices} exactly (any letter case, no spaces)"
+            raise refused(
+                " is not a value openvino reads",
+                f"one of {choices} exactly (any letter case, no spaces)",
             )
         return low
     return raw

@@ -34,7 +34,7 @@ import numpy.typing as npt
 
 from ..errors import InputError, OracleMissing, Where
 from ..ops import tensorflow as tf_ops
-from ..source_ops import IrLayer, Traced, TracedOp, TracedOutput
+from ..source_ops import DeclaredInputs, IrLayer, Traced, TracedOp, TracedOutput
 from . import openvino_rt, refusals, unreadable
 
 Array = npt.NDArray[Any]
@@ -69,7 +69,7 @@ def version() -> str:
 
 
 @dataclass
-class Program:
+class Program(DeclaredInputs):
     """A TensorFlow model to audit, the objects that must stay alive, and its inputs."""
 
     kind: str
@@ -79,9 +79,6 @@ class Program:
     """What openvino converts: the SavedModel path, or the Keras model object."""
     keras: Any
     signature: Any
-    input_names: list[str]
-    input_shapes: list[tuple[int, ...] | None]
-    input_dtypes: list[np.dtype[Any]]
     keep: list[Any] = field(default_factory=list)
 
 
@@ -126,10 +123,13 @@ def open_model(model: Any, path: str, shapes: Mapping[str, tuple[int, ...]]) -> 
             model,
             None,
             signature,
-            names,
-            [_shape(specs[n].shape, shapes.get(n, shapes.get("") if one else None)) for n in names],
-            [_np(specs[n].dtype) for n in names],
             [loaded],
+            input_names=names,
+            input_shapes=[
+                _shape(specs[n].shape, shapes.get(n, shapes.get("") if one else None))
+                for n in names
+            ],
+            input_dtypes=[_np(specs[n].dtype) for n in names],
         )
     if isinstance(model, str):
         try:
@@ -151,13 +151,13 @@ def open_model(model: Any, path: str, shapes: Mapping[str, tuple[int, ...]]) -> 
         model,
         model,
         None,
-        names,
-        [
+        [model],
+        input_names=names,
+        input_shapes=[
             _shape(t.shape, shapes.get(n, shapes.get("") if one else None))
             for n, t in zip(names, model.inputs, strict=True)
         ],
-        [_np(getattr(t, "dtype", "float32")) for t in model.inputs],
-        [model],
+        input_dtypes=[_np(getattr(t, "dtype", "float32")) for t in model.inputs],
     )
 
 

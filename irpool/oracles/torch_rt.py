@@ -43,7 +43,7 @@ import numpy.typing as npt
 
 from ..errors import InputError, OracleMissing, OracleRefused, Where
 from ..ops import torch as torch_ops
-from ..source_ops import IrLayer, Traced, TracedOp, TracedOutput
+from ..source_ops import DeclaredInputs, IrLayer, Traced, TracedOp, TracedOutput
 from . import openvino_rt, refusals, unreadable
 
 Array = npt.NDArray[Any]
@@ -77,15 +77,13 @@ def quiet() -> Iterator[None]:
 
 
 @dataclass
-class Program:
+class Program(DeclaredInputs):
     """A torch model to audit, and what it says of its inputs."""
 
     kind: Kind
     obj: Any
+    """The ExportedProgram, ScriptModule or torch.nn.Module."""
     path: str
-    input_names: list[str]
-    input_shapes: list[tuple[int, ...] | None]
-    input_dtypes: list[np.dtype[Any]]
     route: str = "trace"
     """For a live module: 'trace' (what ov.convert_model(module, example_input=...) does) or
     'export' (torch.export, as convert_model(..., dynamo=True) does)."""
@@ -127,10 +125,12 @@ def from_object(obj: Any, path: str = "<module>", route: str = "trace") -> Progr
     torch = load()
     if isinstance(obj, torch.export.ExportedProgram):
         names, shapes, dtypes = _exported_inputs(obj)
-        return Program("export", obj, path, names, shapes, dtypes)
+        return Program(
+            "export", obj, path, input_names=names, input_shapes=shapes, input_dtypes=dtypes
+        )
     if isinstance(obj, torch.jit.ScriptModule):
         args = [a.name for a in obj.forward.schema.arguments][1:]
-        return Program("torchscript", obj, path, args, [None] * len(args), _float32(len(args)))
+        return Program("torchscript", obj, path, **_untyped(args))
     if isinstance(obj, torch.nn.Module):
         names = [
             p.name
@@ -139,16 +139,19 @@ def from_object(obj: Any, path: str = "<module>", route: str = "trace") -> Progr
         ]
         if route not in ("trace", "export"):
             raise InputError(f"route {route!r}; expected trace or export")
-        return Program(
-            "module", obj.eval(), path, names, [None] * len(names), _float32(len(names)), route
-        )
+        return Program("module", obj.eval(), path, route, **_untyped(names))
     raise InputError(
         f"{type(obj).__name__} is not a torch.nn.Module, ScriptModule or ExportedProgram"
     )
 
 
-def _float32(n: int) -> list[np.dtype[Any]]:
-    return [np.dtype(np.float32)] * n
+F32 = np.dtype(np.float32)
+
+
+def _untyped(names: list[str]) -> dict[str, Any]:
+    """Inputs of unknown shapes, taken as float32 (a ScriptModule's or a module's)."""
+    n = len(names)
+    return {"input_names": names, "input_shapes": [None] * n, "input_dtypes": [F32] * n}
 
 
 def _exported_inputs(
