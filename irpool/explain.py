@@ -357,14 +357,17 @@ def explain_layer(
     input_shape: tuple[int, ...],
     convention: str | None = None,
     max_elements: int | None = None,
-) -> LayerReport:
+) -> LayerReport | FamilyReport:
     """The report of one pooling layer for a static input shape, under `convention` (default:
     the layer's own, openvino for IR layers and onnx for ONNX nodes).  An input or output above
     the element limit (`max_elements`, else IRPOOL_MAX_ELEMENTS) is refused with a LimitError
-    before any window is looked at."""
+    before any window is looked at.  A layer of a pooling family gets a FamilyReport: its
+    plan, and what the other conventions make of it."""
     name = convention or pl.bound.convention.name
     check_elements(tuple(input_shape), "the input", max_elements)
     dtype = data_dtype(pl)
+    if pl.bound.family is not None:
+        return _family_report(pl, input_shape, name, dtype, max_elements)
     p = pl.bound.plan(input_shape, dtype, name)
     others = _plans(pl, input_shape, dtype)
     for other in others.values():
@@ -426,21 +429,13 @@ def explain_layer(
     return report
 
 
-def explain_family(
-    pl: PoolingLayer,
-    input_shape: tuple[int, ...],
-    convention: str | None = None,
-    max_elements: int | None = None,
+def _family_report(
+    pl: PoolingLayer, input_shape: tuple[int, ...], name: str, dtype: str, limit: int | None
 ) -> FamilyReport:
-    """The report of one layer of a pooling family for a static input shape (see
-    explain_layer): its plan under the convention, and what the other conventions make of it."""
     family = pl.bound.family
     assert family is not None
-    name = convention or pl.bound.convention.name
-    check_elements(tuple(input_shape), "the input", max_elements)
-    dtype = data_dtype(pl)
     p = pl.bound.family_plan(input_shape, dtype, name)
-    check_elements(p.output_shape, "the output", max_elements)
+    check_elements(p.output_shape, "the output", limit)
     told = family.explain(p)
     others: dict[str, str] = {}
     for other in conv.CONVENTIONS:
@@ -553,10 +548,7 @@ def explain_graph(
             assert dims is not None
             shape = tuple(d.lo for d in dims)
         try:
-            if pl.bound.family is not None:
-                reports.append(explain_family(pl, shape, convention, max_elements))
-            else:
-                reports.append(explain_layer(pl, shape, convention, max_elements))
+            reports.append(explain_layer(pl, shape, convention, max_elements))
         except IrpoolError as e:
             raise e.at(pl.layer.where()) from None
     return reports
