@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Literal
 
 from .errors import Where
@@ -45,21 +45,8 @@ class Finding:
         return str(Where(self.file, self.line, self.layer, layer_id, self.op, self.version))
 
     def to_json(self) -> dict[str, Any]:
-        return {
-            "kind": self.kind,
-            "file": self.file,
-            "line": self.line,
-            "layer": self.layer,
-            "layer_id": self.layer_id,
-            "type": self.op,
-            "version": self.version,
-            "port": self.port,
-            "axis": self.axis,
-            "declared": self.declared,
-            "inferred": self.inferred,
-            "formula": self.formula,
-            "message": self.message,
-        }
+        """The finding as `check --json` prints it: its fields, the op under "type"."""
+        return {("type" if k == "op" else k): v for k, v in asdict(self).items()}
 
 
 @dataclass

@@ -12,7 +12,7 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
 import numpy as np
@@ -90,17 +90,9 @@ class _Heading:
         ]
 
     def heading_json(self) -> dict[str, Any]:
-        """These fields as the report's JSON starts with them."""
-        return {
-            "layer": self.layer,
-            "op": self.op,
-            "file": self.file,
-            "line": self.line,
-            "convention": self.convention,
-            "attributes": self.attributes,
-            "input_shape": list(self.input_shape),
-            "output_shape": list(self.output_shape),
-        }
+        """These fields as the report's JSON starts with them (shapes as lists)."""
+        data = {f.name: getattr(self, f.name) for f in fields(_Heading)}
+        return {k: list(v) if k.endswith("_shape") else v for k, v in data.items()}
 
 
 @dataclass

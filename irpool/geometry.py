@@ -19,7 +19,7 @@ import numpy.typing as npt
 from . import conventions as conv
 from .conventions import Convention, EmptyIndex, IntMean, NanMax
 from .errors import InputError, ShapeError, SpecError
-from .model import Dim, Shape
+from .model import Dim, Plan, Shape
 
 Reduce = Literal["max", "mean"]
 AutoPad = Literal["explicit", "same_upper", "same_lower", "valid"]
@@ -317,12 +317,9 @@ class AxisPlan:
 
 
 @dataclass(frozen=True)
-class PoolPlan:
+class PoolPlan(Plan):
     """Everything the kernel needs, resolved: geometry and named semantic switches."""
 
-    op: str
-    convention: str
-    input_shape: tuple[int, ...]
     axes: tuple[AxisPlan, ...]
     reduce: Reduce
     shape_rule: ShapeRule

@@ -444,14 +444,19 @@ def _conversion_verdict(layers: list[LayerView], same: str, other: str, version:
     )
 
 
+def _conversion_outputs(entry: Mapping[str, Any], keys: Mapping[str, str]) -> list[OutputView]:
+    """The outputs of one converted node or op, the differing cells marked on the first."""
+    hint = [list(c) for c in entry.get("cells", [])]
+    return [
+        _output_view(o, hint if k == 0 else [], keys)
+        for k, o in enumerate(entry.get("outputs", []))
+    ]
+
+
 def _from_convert(report: Report) -> PageView:
     layers = []
     for node in report.get("nodes", []):
-        hint = [list(c) for c in node.get("cells", [])]
-        outputs = [
-            _output_view(o, hint if k == 0 else [], _CONVERT_KEYS)
-            for k, o in enumerate(node.get("outputs", []))
-        ]
+        outputs = _conversion_outputs(node, _CONVERT_KEYS)
         explanations = []
         if node.get("divergence"):
             explanations.append(("conversion", str(node["divergence"])))
@@ -524,11 +529,7 @@ def _from_audit(report: Report) -> PageView:
     title = FRAMEWORKS.get(str(report.get("framework")), str(report.get("framework")))
     layers = []
     for op in report.get("ops", []):
-        hint = [list(c) for c in op.get("cells", [])]
-        outputs = [
-            _output_view(o, hint if k == 0 else [], _AUDIT_KEYS)
-            for k, o in enumerate(op.get("outputs", []))
-        ]
+        outputs = _conversion_outputs(op, _AUDIT_KEYS)
         explanations = [("conversion", str(op["divergence"]))] if op.get("divergence") else []
         ov_layers = ", ".join(
             f"{la.get('name')} ({la.get('op')})" for la in op.get("openvino_layers") or []

@@ -279,6 +279,17 @@ def numpy_dtype(element_type: str, where: Where | None = None) -> np.dtype[Any]:
 
 
 @dataclass(frozen=True)
+class Plan:
+    """What every plan starts with (a windowed PoolPlan, a family's FamilyPlan): the op it
+    was bound from, the convention it computes under, and the shape of the data it takes."""
+
+    op: str
+    """The op and version as the registry names it (AvgPool-1, ReduceMean-1, ...)."""
+    convention: str
+    input_shape: tuple[int, ...]
+
+
+@dataclass(frozen=True)
 class Port:
     """A port as written: its id, type, tensor names and declared dims (-1 = dynamic)."""
 

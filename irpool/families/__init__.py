@@ -30,7 +30,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ..conventions import Convention
-from ..model import Shape
+from ..model import Plan, Shape
 
 if TYPE_CHECKING:
     from ..model import Layer
@@ -50,12 +50,9 @@ class FamilyParams:
 
 
 @dataclass(frozen=True, kw_only=True)
-class FamilyPlan:
+class FamilyPlan(Plan):
     """Everything a family kernel needs, resolved; subclasses add the family's fields."""
 
-    op: str
-    convention: str
-    input_shape: tuple[int, ...]
     output_shape: tuple[int, ...]
     dtype: str
     """numpy name of the data the plan takes (and gives back, for output 0)."""

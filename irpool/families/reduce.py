@@ -87,7 +87,7 @@ class Schedule:
 
 
 @dataclass(frozen=True, kw_only=True)
-class ReducePlan(FamilyPlan, Schedule):
+class ReducePlan(Schedule, FamilyPlan):
     """A reduction's plan; an ov_jit order carries its Schedule's fields."""
 
     kind: Kind
