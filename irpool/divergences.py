@@ -1381,30 +1381,16 @@ def _family_rows() -> tuple[FamilyRow, ...]:
     )
     aavg = (ADAPTIVE, AdaptiveParams(op="AdaptiveAvgPool-8", reduce="mean", sizes=(1, 2)))
     maxima = {"openvino": rmax(), "onnxruntime": gmax, "torch": rmax()}
+    alternating = (1, -2, 3, -4, 5, -6)
+    signed_lp = everywhere(lp(False, 1))
     nan = math.nan
     inf = math.inf
     return (
         FamilyRow(
-            "D17",
-            "NaN in the 16th lane of a max",
-            (1, 1, 1, 16),
-            (1,) * 15 + (nan,),
-            maxima,
+            "D17", "NaN in the 16th lane of a max", (1, 1, 1, 16), (1,) * 15 + (nan,), maxima
         ),
-        FamilyRow(
-            "D18",
-            "global max of [1, NaN]",
-            (1, 1, 1, 2),
-            (1, nan),
-            maxima,
-        ),
-        FamilyRow(
-            "D18-first",
-            "global max of [NaN, 1]",
-            (1, 1, 1, 2),
-            (nan, 1),
-            maxima,
-        ),
+        FamilyRow("D18", "global max of [1, NaN]", (1, 1, 1, 2), (1, nan), maxima),
+        FamilyRow("D18-first", "global max of [NaN, 1]", (1, 1, 1, 2), (nan, 1), maxima),
         FamilyRow(
             "D18-adaptive",
             "adaptive max to 1x1 of [1, NaN]",
@@ -1412,34 +1398,16 @@ def _family_rows() -> tuple[FamilyRow, ...]:
             (1, nan),
             {"openvino": amax, "torch": amax},
         ),
-        FamilyRow(
-            "D19",
-            "global max of [-inf, -inf]",
-            (1, 1, 1, 2),
-            (-inf, -inf),
-            maxima,
-        ),
+        FamilyRow("D19", "global max of [-inf, -inf]", (1, 1, 1, 2), (-inf, -inf), maxima),
         FamilyRow(
             "D20",
             "LpPool k3 s2 ceil p2 (a partial last window)",
             (1, 1, 6),
-            (1, -2, 3, -4, 5, -6),
+            alternating,
             everywhere(lp(True, 2)),
         ),
-        FamilyRow(
-            "D21",
-            "LpPool k3 s2 p1 (signed power)",
-            (1, 1, 6),
-            (1, -2, 3, -4, 5, -6),
-            everywhere(lp(False, 1)),
-        ),
-        FamilyRow(
-            "D23",
-            "mean over an empty axis",
-            (1, 2, 0, 3),
-            (),
-            everywhere(mean),
-        ),
+        FamilyRow("D21", "LpPool k3 s2 p1 (signed power)", (1, 1, 6), alternating, signed_lp),
+        FamilyRow("D23", "mean over an empty axis", (1, 2, 0, 3), (), everywhere(mean)),
         FamilyRow(
             "D24",
             "MaxUnpool k2 s2 of a 5x4 pooling (plane 1 of two)",
@@ -1449,12 +1417,7 @@ def _family_rows() -> tuple[FamilyRow, ...]:
             indices={"onnxruntime": (0, 2, 8, 10, 20, 22, 28, 30), "torch": (0, 2, 8, 10) * 2},
         ),
         FamilyRow(
-            "D27",
-            "u8 mean of 20 x 200",
-            (1, 1, 4, 5),
-            (200,) * 20,
-            everywhere(mean),
-            dtype="uint8",
+            "D27", "u8 mean of 20 x 200", (1, 1, 4, 5), (200,) * 20, everywhere(mean), dtype="uint8"
         ),
         FamilyRow(
             "D32",
