@@ -17,7 +17,14 @@ from .errors import UsageError
 
 DivisorRule = Literal["full_if_any_pad", "declared"]
 NanMax = Literal[
-    "ignore", "first", "propagate", "mlas_generic", "mlas_global", "mlas_2d", "mlas_3d"
+    "ignore",
+    "first",
+    "propagate",
+    "mlas_generic",
+    "mlas_global",
+    "mlas_2d",
+    "mlas_3d",
+    "eigen_3d",
 ]
 EmptyMean = Literal["openvino", "nan", "zero"]
 EmptyMax = Literal["lowest", "-inf"]
@@ -101,6 +108,13 @@ class Convention:
     mean_excludes_padding: bool = False
     """The runtime's averages never count padding (TensorFlow's AvgPool): a mean that counts a
     non-zero pad is refused."""
+    eigen_cuboid: bool = False
+    """TensorFlow without oneDNN (cpu.tf_uses_onednn() false: a CPU without AVX512_VNNI,
+    AVX512_BF16, AVX_VNNI and AMX, or TF_ENABLE_ONEDNN_OPTS=0) runs MaxPool3D/AvgPool3D on
+    Eigen's CuboidMaxPooling/CuboidAvgPooling (measured with tensorflow-cpu 2.21 on an AVX2
+    EPYC): SAME pads are not clamped at 0, the first being trunc(((ceil(n/s) - 1)*s + k - n)/2),
+    so a stride larger than the kernel by 2 or more can shift every window (n=6, k=1, s=3 reads
+    taps 1 and 4, not 0 and 3; means too); a max follows the `eigen_3d` NaN rule."""
     diagnosed: bool = True
     """Whether compare's diagnosis tries this convention on a layer that disagrees (TensorFlow's
     numbers are OpenVINO's wherever it can express a layer, so naming it adds nothing)."""
@@ -142,6 +156,7 @@ TF = Convention(
     nan_max="ignore",
     floor_only=True,
     mean_excludes_padding=True,
+    eigen_cuboid=True,
     diagnosed=False,
 )
 """TensorFlow's pooling ops (tf.nn.avg_pool/max_pool, Keras pooling layers; measured with
@@ -149,7 +164,11 @@ tensorflow-cpu 2.21): SAME puts the odd pad at the end (openvino's same_upper), 
 sizes round down, averages exclude the padding, and a max skips NaN and gives the lowest finite
 float32 for a window of only NaN and -inf, exactly as openvino's CPU plugin does
 (`[NaN, 1, 3, NaN, 2, NaN, NaN, -inf, -inf]`, k2 s1 and k3 SAME, give identical rows).  A global
-max (tf.reduce_max) propagates NaN and keeps -inf instead (D38).  Every other switch keeps its
+max (tf.reduce_max) propagates NaN and keeps -inf instead (D38).  That is TensorFlow with its
+oneDNN kernels, the default on a CPU with AVX512_VNNI, AVX512_BF16, AVX_VNNI or AMX; without
+them (an AVX2 or plain AVX-512 CPU, or TF_ENABLE_ONEDNN_OPTS=0) 3-D pools run Eigen's cuboid
+kernels, whose SAME pads and NaN rule differ (`eigen_cuboid`; 1-D and 2-D pools give the
+numbers above either way, measured).  Every other switch keeps its
 default: the pad is never part of a ceil window, a counted pad divides by the declared taps,
 an empty mean is 0 and an empty max the lowest finite value, integer means round half to
 even, SAME pads come from the dilated kernel, and 64-bit data is computed as it is."""

@@ -1,4 +1,4 @@
-"""Which of its kernels openvino's CPU plugin runs on this machine.
+"""Which of its kernels openvino's CPU plugin (and TensorFlow) runs on this machine.
 
 The plugin compiles its kernels for the widest instruction set the CPU offers, and a few of
 their results depend on it: a reduction folds its elements in as many float32 lanes as one
@@ -9,13 +9,16 @@ on; `IRPOOL_OV_ISA` names another (`avx512_bf16`, `avx512`, `avx2`), for instanc
 fixtures for another machine.
 
 The CPU's features are read from numpy's own CPU detection (the same CPUID bits the plugin
-reads), so no runtime is imported here.
+reads), so no runtime is imported here.  TensorFlow's Linux x86 wheel runs oneDNN kernels only
+on CPUs with neural-network features (`tf_uses_onednn`), and its 3-D pools differ without them.
 """
 
 from __future__ import annotations
 
 import functools
 import os
+import platform
+import sys
 from dataclasses import dataclass
 
 from .errors import UsageError
@@ -73,3 +76,50 @@ def plugin_isa() -> PluginIsa:
     """The instruction set irpool's openvino convention models (IRPOOL_OV_ISA, else this
     CPU's)."""
     return _isa(os.environ.get("IRPOOL_OV_ISA") or None)
+
+
+TF_ONEDNN_FLAGS = ("avx512_vnni", "avx512_bf16", "avx_vnni", "amx_tile", "amx_int8", "amx_bf16")
+"""The CPU features (Linux /proc/cpuinfo names) that make TensorFlow's Linux x86 wheel run its
+oneDNN kernels by default (tensorflow/core/util/port.cc, DefaultOneDnnPolicy)."""
+
+TF_ONEDNN_BF16_FLAGS = ("avx512f", "avx_ne_convert")
+"""With oneDNN on, bfloat16 runs on it only where the CPU has one of these (util.cc,
+IsDataTypeSupportedByOneDNNOnThisCPU); elsewhere TensorFlow falls back to Eigen (measured)."""
+
+
+@functools.cache
+def _linux_x86_flags() -> frozenset[str] | None:
+    """The CPU's feature flags on Linux x86 (numpy's detection, /proc/cpuinfo for the ones numpy
+    does not name), or None on other platforms."""
+    if sys.platform != "linux" or platform.machine().lower() not in ("x86_64", "amd64"):
+        return None
+    features = _cpu_features()
+    flags = {"avx512_vnni": "AVX512VNNI", "avx512_bf16": "AVX512BF16", "avx512f": "AVX512F"}
+    found = {flag for flag, name in flags.items() if features.get(name)}
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as f:
+            found.update(next((line for line in f if line.startswith("flags")), "").split())
+    except OSError:  # pragma: no cover - no /proc
+        pass
+    return frozenset(found)
+
+
+def tf_uses_onednn(dtype: str = "float32") -> bool:
+    """Whether TensorFlow (the Linux x86 wheel) runs its oneDNN kernels on this machine for data
+    of `dtype`: TF_ENABLE_ONEDNN_OPTS (0/1/false/true, read by TensorFlow itself) when set,
+    else whether the CPU has AVX512_VNNI, AVX512_BF16, AVX_VNNI or AMX; bfloat16 also needs
+    AVX512F or AVX_NE_CONVERT.  Without oneDNN its 3-D pools run Eigen's cuboid kernels
+    (Convention.eigen_cuboid).  Other platforms keep the oneDNN rules (not measured there)."""
+    flags = _linux_x86_flags()
+    if flags is None:
+        return True
+    value = os.environ.get("TF_ENABLE_ONEDNN_OPTS", "").strip().lower()
+    if value in ("1", "true"):
+        enabled = True
+    elif value in ("0", "false"):
+        enabled = False
+    else:
+        enabled = any(flag in flags for flag in TF_ONEDNN_FLAGS)
+    if enabled and dtype == "bfloat16":
+        return any(flag in flags for flag in TF_ONEDNN_BF16_FLAGS)
+    return enabled

@@ -199,6 +199,9 @@ NAN_MAX_TEXT = {
     "tap (onnxruntime MLAS 2-D kernel, maxps)",
     "mlas_3d": "restarts the maximum at the next tap, and is the result when it is the last "
     "tap (onnxruntime MLAS 3-D kernel, maxps)",
+    "eigen_3d": "restarts the maximum at the next tap, and is the result when it is the last "
+    "tap, for outputs Eigen computes one at a time; never wins in its packets of 8 channels "
+    "(TensorFlow's MaxPool3D without oneDNN: CuboidMaxPooling)",
 }
 """How each NaN policy of the plan treats a NaN tap (docs/semantics.md, Max pooling)."""
 

@@ -18,6 +18,7 @@ import numpy.typing as npt
 
 from . import conventions as conv
 from .conventions import Convention, EmptyIndex, IntMean, NanMax
+from .cpu import tf_uses_onednn
 from .errors import InputError, ShapeError, SpecError
 from .model import Dim, Plan, Shape
 
@@ -431,9 +432,12 @@ def check_axis(params: PoolParams, axis: int, n: int, pb: int, pe: int) -> None:
         )
 
 
-def axis_pads(params: PoolParams, axis: int, n: int, convention: Convention) -> tuple[int, int]:
+def axis_pads(
+    params: PoolParams, axis: int, n: int, convention: Convention, clamp_same: bool = True
+) -> tuple[int, int]:
     """(before, after) pads of one axis after auto_pad; written pads count only if explicit.
-    A convention whose runtime refuses the written pads of the axis raises (D11)."""
+    A convention whose runtime refuses the written pads of the axis raises (D11).  SAME pads
+    are clamped at 0 unless `clamp_same` is off or the convention has onnxruntime's sizes."""
     if convention.onnxruntime_kernels:
         _refuse_pads_over_kernel(params, axis)
     if params.auto_pad == "valid":
@@ -446,17 +450,19 @@ def axis_pads(params: PoolParams, axis: int, n: int, convention: Convention) -> 
             params.strides[axis],
             d,
             params.auto_pad == "same_upper",
-            clamp=not convention.onnxruntime_sizes,
+            clamp=clamp_same and not convention.onnxruntime_sizes,
         )
     return params.pads[axis]
 
 
-def axis_plan(params: PoolParams, axis: int, n: int, convention: Convention) -> AxisPlan:
+def axis_plan(
+    params: PoolParams, axis: int, n: int, convention: Convention, clamp_same: bool = True
+) -> AxisPlan:
     """One static spatial axis resolved: pads after auto_pad, the output size under the
     convention's rule, and the errors the runtime raises for it (the one derivation `plan` and
     shape inference share)."""
     k, s, d = params.window[axis], params.strides[axis], params.dilations[axis]
-    pb, pe = axis_pads(params, axis, n, convention)
+    pb, pe = axis_pads(params, axis, n, convention, clamp_same)
     rule = shape_rule(params.rounding, convention)
     if convention.torch_checks:
         out = torch_out_size(n, dilated(k, d), s, pb, pe, rule)
@@ -731,7 +737,11 @@ def plan(
     check_zero_dims(tuple(input_shape), cv)
     sizes = tuple(input_shape[2:])
     rule = shape_rule(params.rounding, cv)
-    axes = [axis_plan(params, i, n, cv) for i, n in enumerate(sizes)]
+    # TensorFlow's Eigen cuboid kernels: SAME pads unclamped, their own NaN rule (eigen_cuboid)
+    eigen = cv.eigen_cuboid and spatial == 3 and not params.indices
+    name = dtype if isinstance(dtype, str) else np.dtype(dtype).name
+    eigen = eigen and all(d == 1 for d in params.dilations) and not tf_uses_onednn(name)
+    axes = [axis_plan(params, i, n, cv, not eigen) for i, n in enumerate(sizes)]
     pads = tuple((a.pad_begin, a.pad_end) for a in axes)
     _refuse_inexpressible(params, axes, cv)
     divisor, reason = _divisor(params, pads, cv)
@@ -745,6 +755,8 @@ def plan(
     nan_max: NanMax = cv.nan_max
     if mlas and params.reduce == "max":
         nan_max = mlas_max_kernel(tuple(axes))
+    elif eigen and params.reduce == "max":
+        nan_max = "eigen_3d"
     refusal = _negative_pads_refusal(params, sizes, pads) if mlas else None
     keeps_integers = params.reduce == "max" and params.indices and indices_used
     in_float32 = cv.integers_in_float32 and not keeps_integers

@@ -44,6 +44,8 @@ def _policy(plan: PoolPlan, name: str) -> str:
     the 'first' rule, takes every other type."""
     if plan.nan_max in MLAS and name not in ("float32", "float16"):
         return "first"
+    if plan.nan_max == "eigen_3d" and name not in ("float64", "float32", "float16", "bfloat16"):
+        return "ignore"  # integers: a plain maximum
     return plan.nan_max
 
 
@@ -95,6 +97,12 @@ def pool(x: np.ndarray, plan: PoolPlan) -> tuple[np.ndarray, np.ndarray | None]:
                 chosen = None
             elif policy in MLAS:
                 value, chosen = _mlas(plane, starts, plan, policy), None
+            elif policy == "eigen_3d":
+                pad = BF16_LOWEST if x.dtype.name == "bfloat16" else _lowest(v.dtype)
+                values = [
+                    float(plane[p]) if p in inside else float(pad) for p in taps
+                ]  # row-major window order, padding taps included
+                value, chosen = _eigen(values, _ndhwc_packet(plan, b, ch, j)), None
             else:
                 value, chosen = _max(
                     plane, inside, plan, policy, v.dtype, x.dtype.name == "bfloat16"
@@ -321,3 +329,42 @@ def _mlas(plane, starts: list[int], plan: PoolPlan, policy: str) -> float:
     for t in range(1, axes[-1].window):
         result = _maxps(result, column(starts[-1] + t))
     return result
+
+
+# -- TensorFlow's MaxPool3D without oneDNN: Eigen's CuboidMaxPooling (tensorflow-cpu 2.21) -----
+
+
+def _ndhwc_packet(plan: PoolPlan, b: int, ch: int, j: tuple[int, ...]) -> bool:
+    """Whether Eigen reduces output (b, ch, *j) in a packet of 8 floats: TensorFlow lays the
+    output out as NDHWC and evaluates it 8 consecutive elements at a time from element 0; a
+    group that stays within one pixel's channels runs in packets, every other element (and the
+    last total % 8) one at a time."""
+    n_batch, channels = plan.input_shape[:2]
+    outs = [a.out for a in plan.axes]
+    pixel = 0
+    for jj, out in zip(j, outs, strict=True):
+        pixel = pixel * out + jj
+    element = (b * math.prod(outs) + pixel) * channels + ch
+    start = element - element % 8
+    return start + 8 <= n_batch * math.prod(outs) * channels and start % channels + 8 <= channels
+
+
+def _eigen(values: list[float], packet: bool) -> float:
+    """Eigen's MaxReducer over one window's taps, from -inf.  One at a time: m = (m > t) ? m : t
+    (a NaN tap replaces m, the next tap replaces the NaN, the later of equal taps stays).  In
+    packets: m = (t > m) ? t : m (NaN never wins, the earlier of equal taps stays), with 16
+    taps or more in four accumulators (tap i into i % 4 up to the last multiple of 4), then
+    m0 combined with m1, m2, m3, then the remaining taps into m0."""
+    if not packet:
+        m = -math.inf
+        for t in values:
+            m = m if m > t else t
+        return m
+    acc = [-math.inf] * 4
+    whole = len(values) // 4 * 4 if len(values) >= 16 else 0
+    for i in range(whole):
+        acc[i % 4] = values[i] if values[i] > acc[i % 4] else acc[i % 4]
+    m = acc[0]
+    for t in acc[1:] + values[whole:]:
+        m = t if t > m else m
+    return m

@@ -260,3 +260,118 @@ def test_tf_convention_refuses_what_tensorflow_cannot_express() -> None:
     with pytest.raises(SpecError, match="never counts padding"):
         plan(counted, (1, 1, 6), "tf")
     assert tf_ops.call_for(ceil)[0] is None and "rounds sizes down" in str(tf_ops.call_for(ceil)[1])
+
+
+def _same_bits(got: np.ndarray, want: np.ndarray) -> np.ndarray:
+    """Per element: the same number with the same sign (zeros included), or both NaN."""
+    got, want = got.astype(np.float32), want.astype(np.float32)
+    nan = np.isnan(got) & np.isnan(want)
+    return nan | ((got == want) & (np.signbit(got) == np.signbit(want)))
+
+
+def compare_3d_pools(tf: ModuleType, cases: int, seed: int) -> list[str]:
+    """irpool's tf convention against tf.nn.max_pool3d/avg_pool3d on random calls: float32 (and
+    bfloat16 maxima), 1 to 33 channels (Eigen's packets of 8 and the elements it takes one at a time),
+    windows of up to 64 taps, strides up to 5 (SAME pads that would be negative), NaN, -inf and
+    both zeros; maxima bit for bit.  Returns the calls that differ."""
+    from irpool.model import bfloat16
+
+    bf16 = bfloat16()
+    rng = random.Random(seed)
+    nrng = np.random.default_rng(seed)
+    failures = []
+    for _ in range(cases):
+        kind = rng.choice(["avg", "max", "max"])
+        k = [rng.randint(1, 4) for _ in range(3)]
+        s = [rng.randint(1, 5) for _ in range(3)]
+        padding = rng.choice(["SAME", "VALID"])
+        spatial = [max(rng.randint(1, 8), kk if padding == "VALID" else 1) for kk in k]
+        shape = (rng.randint(1, 2), *spatial, rng.choice([1, 2, 3, 7, 8, 9, 12, 16, 17, 33]))
+        x = nrng.standard_normal(shape).astype(np.float32)
+        if kind == "max":
+            if rng.random() < 0.3:
+                x = np.round(x) * np.float32(0.0)  # ties of +0.0 and -0.0
+            for special in (np.nan, -np.inf, -0.0):
+                if rng.random() < 0.5:
+                    x[nrng.random(shape) < rng.random() * 0.6] = special
+        # bfloat16 means: TensorFlow sums in bfloat16 (not modelled), so maxima only
+        use_bf16 = bf16 is not None and kind == "max" and rng.random() < 0.3
+        data = tf.constant(x)
+        if use_bf16:
+            data = tf.cast(data, tf.bfloat16)
+            x = x.astype(bf16)
+        function = tf.nn.avg_pool3d if kind == "avg" else tf.nn.max_pool3d
+        want = tf.cast(function(data, k, s, padding), tf.float32).numpy()
+        op_type = "AvgPool" if kind == "avg" else "MaxPool"
+        params = tf_ops.params(op_type, [1, *k, 1], [1, *s, 1], padding, "NHWC")
+        assert params is not None
+        xc = np.moveaxis(x, -1, 1)
+        got, _ = pool(xc, plan(params, xc.shape, "tf", dtype=xc.dtype))
+        got = np.moveaxis(got, 1, -1).astype(np.float32)
+        name = f"{kind} k{k} s{s} {padding} {shape} {x.dtype.name}"
+        if got.shape != want.shape:
+            failures.append(f"{name}: shape {got.shape} vs {want.shape}")
+        elif kind == "max" and not _same_bits(got, want).all():
+            bad = ~_same_bits(got, want)
+            failures.append(f"{name}: {got[bad][:3]} vs TensorFlow's {want[bad][:3]}")
+        elif kind == "avg" and not np.allclose(got, want, rtol=1e-6, atol=1e-6):
+            failures.append(f"{name}: means differ")
+    return failures
+
+
+def test_tf_3d_pools_match_tensorflow_bit_for_bit(tf: ModuleType) -> None:
+    """3-D pools run on oneDNN or on Eigen's cuboid kernels depending on the CPU
+    (cpu.tf_uses_onednn): whichever this machine runs, irpool gives its numbers."""
+    failures = compare_3d_pools(tf, 400, 11)
+    assert not failures, f"{len(failures)} of 400:\n" + "\n".join(failures[:10])
+
+
+def test_tf_3d_pools_under_the_other_onednn_setting(tf: ModuleType) -> None:
+    """The same comparison in a TensorFlow started with TF_ENABLE_ONEDNN_OPTS flipped, so both
+    of its 3-D kernels (oneDNN, Eigen's cuboid pooling) are held to the truth on any machine."""
+    import os
+    import subprocess
+    import sys
+
+    from irpool.cpu import tf_uses_onednn
+
+    here = Path(__file__).resolve().parent
+    env = dict(os.environ, TF_ENABLE_ONEDNN_OPTS="0" if tf_uses_onednn() else "1")
+    env["PYTHONPATH"] = os.pathsep.join([str(here.parent), str(here)])
+    script = (
+        "from irpool.oracles import tensorflow_rt\n"
+        "import test_convert_audit_tf as t\n"
+        "failures = t.compare_3d_pools(tensorflow_rt.load(), 150, 12)\n"
+        "print('\\n'.join(failures))\n"
+        "raise SystemExit(1 if failures else 0)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=600
+    )
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+
+
+def test_tf_3d_same_windows_as_measured(tf: ModuleType) -> None:
+    """The measured shift: max_pool3d and avg_pool3d with k=1, s=3, SAME on 6 elements read
+    elements 0 and 3 on oneDNN, 1 and 4 on Eigen's cuboid kernels (its SAME pad is
+    trunc((3 + 1 - 6) / 2) = -1); 2-D pools read 0 and 3 either way."""
+    from irpool.cpu import tf_uses_onednn
+
+    x = np.arange(6, dtype=np.float32)
+    rows = 0 if tf_uses_onednn() else 1
+    for function in (tf.nn.max_pool3d, tf.nn.avg_pool3d):
+        for axis in range(3):
+            shape = [1, 1, 1, 1, 1]
+            shape[1 + axis] = 6
+            k = [1, 1, 1]
+            s = [1, 1, 1]
+            s[axis] = 3
+            want = function(tf.constant(x.reshape(shape)), k, s, "SAME").numpy().ravel()
+            assert list(want) == [rows, rows + 3]
+            params = tf_ops.params("MaxPool", [1, *k, 1], [1, *s, 1], "SAME", "NHWC")
+            assert params is not None
+            xc = np.moveaxis(x.reshape(shape), -1, 1)
+            got, _ = pool(xc, plan(params, xc.shape, "tf"))
+            assert list(got.ravel()) == list(want)
+    two_d = tf.nn.max_pool2d(tf.constant(x.reshape(1, 6, 1, 1)), [1, 1], [3, 1], "SAME")
+    assert list(two_d.numpy().ravel()) == [0, 3]

@@ -153,3 +153,25 @@ def test_interval_dims_are_the_sizes_of_their_bounds(
         if n + pb + pe >= k_eff and n + pb > 0:
             size = windows_laid(n, k_eff, s, pb, pe, rule)
             assert dim.contains(size), (n, size, dim)
+
+
+@pytest.mark.parametrize(("onednn", "pads"), [("1", (0, 0)), ("0", (-1, -1))])
+def test_tf_3d_same_pads_follow_tensorflows_kernel(
+    onednn: str, pads: tuple[int, int], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """TensorFlow's 3-D SAME pads, measured with tensorflow-cpu 2.21 (k=1, s=3 on 6 elements):
+    oneDNN reads elements 0 and 3 (pads 0, 0); Eigen's cuboid kernels, without oneDNN, read
+    1 and 4 (their pad is trunc((3 + 1 - 6) / 2) = -1, not clamped).  2-D pools read 0 and 3
+    either way.  Only Linux x86 is modelled."""
+    import platform
+    import sys
+
+    if sys.platform != "linux" or platform.machine().lower() not in ("x86_64", "amd64"):
+        pytest.skip("TensorFlow without oneDNN is modelled on Linux x86 only")
+    monkeypatch.setenv("TF_ENABLE_ONEDNN_OPTS", onednn)
+    same = PoolParams("t", "max", (1, 1, 1), (3, 1, 1), (1, 1, 1), ((0, 0),) * 3, "same_upper")
+    p = plan(same, (1, 1, 6, 2, 2), "tf")
+    assert p.pads[0] == pads and p.output_shape == (1, 1, 2, 2, 2)
+    assert p.nan_max == ("ignore" if onednn == "1" else "eigen_3d")
+    flat = PoolParams("t", "max", (1, 1), (3, 1), (1, 1), ((0, 0),) * 2, "same_upper")
+    assert plan(flat, (1, 1, 6, 2), "tf").pads[0] == (0, 0)

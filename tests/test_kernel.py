@@ -275,3 +275,50 @@ def test_zero_maxima_keep_the_first_zero_taps_sign(data: st.DataObject) -> None:
     bits = {2: np.uint16, 4: np.uint32, 8: np.uint64}[x.dtype.itemsize]
     same = values.view(bits) == expected.view(bits)
     assert (same | nan).all(), f"{p}: {values[~(same | nan)][:4]} vs {expected[~(same | nan)][:4]}"
+
+
+@st.composite
+def eigen_plans(draw: st.DrawFn) -> PoolPlan:
+    """tf convention 3-D max pools as TensorFlow runs them without oneDNN (the eigen_3d rule):
+    SAME (pads that can be negative) or VALID, 1 to 20 channels, up to 64 taps."""
+    window = tuple(draw(st.integers(1, 4)) for _ in range(3))
+    strides = tuple(draw(st.integers(1, 5)) for _ in range(3))
+    auto_pad = draw(st.sampled_from(["same_upper", "valid"]))
+    spatial = tuple(draw(st.integers(k if auto_pad == "valid" else 1, 7)) for k in window)
+    params = PoolParams("MaxPool", "max", window, strides, (1, 1, 1), ((0, 0),) * 3, auto_pad)
+    shape = (draw(st.integers(1, 2)), draw(st.sampled_from([1, 3, 8, 9, 12, 16, 17, 20])), *spatial)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("TF_ENABLE_ONEDNN_OPTS", "0")
+        return plan(params, shape, "tf")
+
+
+@given(data=st.data())
+def test_eigen_3d_rule_matches_the_loop_transcription(data: st.DataObject) -> None:
+    """NaN, -inf, lowest() and both zeros as TensorFlow's CuboidMaxPooling meets them (in
+    packets of 8 channels and one at a time), against tests/reference.py, bit for bit."""
+    import platform
+    import sys
+
+    if sys.platform != "linux" or platform.machine().lower() not in ("x86_64", "amd64"):
+        pytest.skip("irpool models TensorFlow without oneDNN on Linux x86 only")
+    p = data.draw(eigen_plans())
+    assert p.nan_max == "eigen_3d"
+    name = data.draw(st.sampled_from(FLOATS))
+    p = for_dtype(p, name)
+    rng = np.random.default_rng(data.draw(st.integers(0, 2**32 - 1)))
+    x = rng.integers(-2, 3, size=p.input_shape).astype(np.float32)
+    specials = [np.nan, -np.inf, -0.0, 0.0, -3.4028235e38]
+    for special in data.draw(st.lists(st.sampled_from(specials), max_size=4)):
+        x[rng.random(p.input_shape) < data.draw(st.sampled_from([0.1, 0.4, 0.8]))] = special
+    with np.errstate(over="ignore"):
+        x = x.astype(_dtype(name))
+    values, indices = pool(x, p)
+    with np.errstate(invalid="ignore"):
+        expected, _ = reference.pool(x, p)
+    expected = expected.astype(x.dtype)
+    assert indices is None
+    nan = np.isnan(expected.astype(np.float32))
+    assert np.array_equal(np.isnan(values.astype(np.float32)), nan), str(p)
+    bits = {2: np.uint16, 4: np.uint32, 8: np.uint64}[x.dtype.itemsize]
+    same = values.view(bits) == expected.view(bits)
+    assert (same | nan).all(), f"{p}: {values[~(same | nan)][:4]} vs {expected[~(same | nan)][:4]}"

@@ -11,6 +11,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ..geometry import BF16_LOWEST, MLAS_POLICIES, AxisPlan, PoolPlan
+from .eigen_order import eigen_max
 from .lowp import half_bits, half_keys, to_compute
 from .mlas_order import mlas_floor, mlas_max
 from .scratch import Scratch
@@ -125,6 +126,9 @@ def max_chunk(
     then the result is `dst` itself."""
     floating = cdt.kind == "f"
     chunk = to_compute(raw, name, cdt)
+    if floating and plan.nan_rule == "eigen_3d":  # TensorFlow's CuboidMaxPooling, tap by tap
+        # its padding taps are -FLT_MAX, bfloat16's lowest value in bfloat16 (measured)
+        return eigen_max(chunk, plan, p0, BF16_LOWEST if name == "bfloat16" else float(lowest))
     if not floating:
         pad: float | int = lowest
         op: Callable[..., Any] = np.maximum
