@@ -11,7 +11,7 @@ convention may also refuse what its runtime has no op for (`floor_only`,
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 from .errors import UsageError
 
@@ -120,46 +120,37 @@ class Convention:
     numbers are OpenVINO's wherever it can express a layer, so naming it adds nothing)."""
 
 
-OPENVINO = Convention(
-    name="openvino",
-    title="OpenVINO CPU plugin",
-    ceil_keeps_window_in_pad=True,
-    count_pad_divisor="full_if_any_pad",
-    empty_mean="openvino",
-    nan_max="ignore",
-    narrow_64bit=True,
-    integers_in_float32=True,
-    cpu_plugin_kernels=True,
-)
-ONNX = Convention(
-    name="onnx",
-    title="onnxruntime",
-    nan_max="first",
-    same_pads_dilated=False,
-    onnxruntime_sizes=True,
-    empty_index="minus_one",
-    onnxruntime_kernels=True,
-)
-TORCH = Convention(
-    name="torch",
-    title="PyTorch",
-    empty_max="-inf",
-    nan_max="propagate",
-    int_mean="trunc",
-    empty_index="first_tap",
-    torch_checks=True,
-)
+_NAMES = ("openvino", "onnx", "torch", "tf")
+_COLUMNS: dict[str, tuple[Any, Any, Any, Any]] = {
+    # switch: (openvino, onnx, torch, tf)
+    "title": ("OpenVINO CPU plugin", "onnxruntime", "PyTorch", "TensorFlow"),
+    "ceil_keeps_window_in_pad": (True, False, False, False),
+    "count_pad_divisor": ("full_if_any_pad", "declared", "declared", "declared"),
+    "empty_mean": ("openvino", "zero", "zero", "zero"),
+    "empty_max": ("lowest", "lowest", "-inf", "lowest"),
+    "nan_max": ("ignore", "first", "propagate", "ignore"),
+    "int_mean": ("half_even", "half_even", "trunc", "half_even"),
+    "same_pads_dilated": (True, False, True, True),
+    "onnxruntime_sizes": (False, True, False, False),
+    "narrow_64bit": (True, False, False, False),
+    "empty_index": ("plane_start", "minus_one", "first_tap", "plane_start"),
+    "integers_in_float32": (True, False, False, False),
+    "torch_checks": (False, False, True, False),
+    "cpu_plugin_kernels": (True, False, False, False),
+    "onnxruntime_kernels": (False, True, False, False),
+    "floor_only": (False, False, False, True),
+    "mean_excludes_padding": (False, False, False, True),
+    "eigen_cuboid": (False, False, False, True),
+    "diagnosed": (True, True, True, False),
+}
+"""Every switch (Convention's fields, documented there) side by side: what OpenVINO's CPU
+plugin, onnxruntime, PyTorch and TensorFlow do, one column each (measured, docs/semantics.md)."""
 
-TF = Convention(
-    name="tf",
-    title="TensorFlow",
-    nan_max="ignore",
-    floor_only=True,
-    mean_excludes_padding=True,
-    eigen_cuboid=True,
-    diagnosed=False,
+OPENVINO, ONNX, TORCH, TF = (
+    Convention(name=name, **{switch: values[i] for switch, values in _COLUMNS.items()})
+    for i, name in enumerate(_NAMES)
 )
-"""TensorFlow's pooling ops (tf.nn.avg_pool/max_pool, Keras pooling layers; measured with
+"""The tf column: TensorFlow's pooling ops (tf.nn.avg_pool/max_pool, Keras pooling layers; measured with
 tensorflow-cpu 2.21): SAME puts the odd pad at the end (openvino's same_upper), VALID has no pads,
 sizes round down, averages exclude the padding, and a max skips NaN and gives the lowest finite
 float32 for a window of only NaN and -inf, exactly as openvino's CPU plugin does
@@ -168,8 +159,7 @@ max (tf.reduce_max) propagates NaN and keeps -inf instead (D38).  That is Tensor
 oneDNN kernels, the default on a CPU with AVX512_VNNI, AVX512_BF16, AVX_VNNI or AMX; without
 them (an AVX2 or plain AVX-512 CPU, or TF_ENABLE_ONEDNN_OPTS=0) 3-D pools run Eigen's cuboid
 kernels, whose SAME pads and NaN rule differ (`eigen_cuboid`; 1-D and 2-D pools give the
-numbers above either way, measured).  Every other switch keeps its
-default: the pad is never part of a ceil window, a counted pad divides by the declared taps,
+numbers above either way, measured).  Its other switches are the defaults: the pad is never part of a ceil window, a counted pad divides by the declared taps,
 an empty mean is 0 and an empty max the lowest finite value, integer means round half to
 even, SAME pads come from the dilated kernel, and 64-bit data is computed as it is."""
 
