@@ -150,18 +150,19 @@ OPENVINO, ONNX, TORCH, TF = (
     Convention(name=name, **{switch: values[i] for switch, values in _COLUMNS.items()})
     for i, name in enumerate(_NAMES)
 )
-"""The tf column: TensorFlow's pooling ops (tf.nn.avg_pool/max_pool, Keras pooling layers; measured with
-tensorflow-cpu 2.21): SAME puts the odd pad at the end (openvino's same_upper), VALID has no pads,
-sizes round down, averages exclude the padding, and a max skips NaN and gives the lowest finite
-float32 for a window of only NaN and -inf, exactly as openvino's CPU plugin does
-(`[NaN, 1, 3, NaN, 2, NaN, NaN, -inf, -inf]`, k2 s1 and k3 SAME, give identical rows).  A global
-max (tf.reduce_max) propagates NaN and keeps -inf instead (D38).  That is TensorFlow with its
+"""The tf column: TensorFlow's pooling ops (tf.nn.avg_pool/max_pool, Keras pooling layers; measured
+with tensorflow-cpu 2.21): SAME puts the odd pad at the end (openvino's same_upper), VALID has
+no pads, sizes round down, averages exclude the padding, and a max skips NaN and gives the
+lowest finite float32 for a window of only NaN and -inf, exactly as openvino's CPU plugin does
+(`[NaN, 1, 3, NaN, 2, NaN, NaN, -inf, -inf]`, k2 s1 and k3 SAME, give identical rows). A global
+max (tf.reduce_max) propagates NaN and keeps -inf instead (D38). That is TensorFlow with its
 oneDNN kernels, the default on a CPU with AVX512_VNNI, AVX512_BF16, AVX_VNNI or AMX; without
 them (an AVX2 or plain AVX-512 CPU, or TF_ENABLE_ONEDNN_OPTS=0) 3-D pools run Eigen's cuboid
-kernels, whose SAME pads and NaN rule differ (`eigen_cuboid`; 1-D and 2-D pools give the
-numbers above either way, measured).  Its other switches are the defaults: the pad is never part of a ceil window, a counted pad divides by the declared taps,
-an empty mean is 0 and an empty max the lowest finite value, integer means round half to
-even, SAME pads come from the dilated kernel, and 64-bit data is computed as it is."""
+kernels, whose SAME pads and NaN rule differ (`eigen_cuboid`; 1-D and 2-D pools give the numbers
+above either way, measured). Its other switches are the defaults: the pad is never part of a
+ceil window, a counted pad divides by the declared taps, an empty mean is 0 and an empty max the
+lowest finite value, integer means round half to even, SAME pads come from the dilated kernel,
+and 64-bit data is computed as it is."""
 
 CONVENTIONS: dict[str, Convention] = {c.name: c for c in (OPENVINO, ONNX, TORCH, TF)}
 
