@@ -26,6 +26,8 @@ from .errors import UsageError
 ISAS = ("avx512_bf16", "avx512", "avx2")
 """The instruction sets irpool models, widest first."""
 
+TITLES = {"avx512_bf16": "AVX-512 with AVX512_BF16", "avx512": "AVX-512", "avx2": "AVX2"}
+
 
 @dataclass(frozen=True)
 class PluginIsa:
@@ -40,9 +42,7 @@ class PluginIsa:
 
     @property
     def title(self) -> str:
-        return {"avx512_bf16": "AVX-512 with AVX512_BF16", "avx512": "AVX-512", "avx2": "AVX2"}[
-            self.name
-        ]
+        return TITLES[self.name]
 
 
 def _cpu_features() -> dict[str, bool]:

@@ -120,6 +120,14 @@ def openvino_run(path: str, inputs: Mapping[str, np.ndarray] | np.ndarray) -> di
     return dict(zip(names, values, strict=True))
 
 
+def ov_lanes() -> int:
+    """float32 lanes of openvino's reduction kernel on this machine (or under IRPOOL_OV_ISA):
+    16 with AVX-512, 8 with AVX2."""
+    from irpool.cpu import plugin_isa
+
+    return plugin_isa().lanes
+
+
 def same_bits(a: np.ndarray, b: np.ndarray) -> bool:
     """Equal shapes, dtypes and bits (any NaN equals any NaN; -0 differs from +0)."""
     a, b = np.asarray(a), np.asarray(b)

@@ -98,16 +98,20 @@ def _view5(shape: tuple[int, ...]) -> tuple[list[int], list[int | None]]:
     return [1, shape[0], 1, 1, 1], [None, 0, None, None, None]
 
 
-def ov_reduce(x: np.ndarray, axes: list[int], kind: str, keep: bool) -> np.ndarray:
-    """openvino CPU Reduce* on float data, by the rule measured (docs/semantics.md): the
-    (B, C, D, H, W) view; W counts as reduced when H is and W == 1, D when C and H are and
-    D == 1; each output's reduced elements in row-major order; with W reduced they come in
-    chunks (W, or H*W), each folded by 16 lanes (lane l: elements l, l + 16, ...), the lanes
-    combined ((0..3 op 4..7) op (8..11 op 12..15)), then (0 op 1) op (2 op 3), the tree
-    combined with the running value (tree first), the rest one by one; a scalar-mode call of a
-    short chunk still takes that tree step; rank-5 C, D, W reduced with H kept (not L2): each
-    (h, w) over (c, d) first; rank > 5: (outer, run, inner) when the axes as written form one
-    ascending run, else one sequential fold.  Sum from +0, max from lowest() with MAXPS."""
+def ov_reduce(x: np.ndarray, axes: list[int], kind: str, keep: bool, lanes: int) -> np.ndarray:
+    """openvino CPU Reduce* on float data, by the rule measured (docs/semantics.md), with
+    vectors of `lanes` float32 (16: AVX-512, 8: AVX2): the (B, C, D, H, W) view; W counts as
+    reduced when H is and W == 1, D when C and H are and D == 1; each output's reduced
+    elements in row-major order; with W reduced they come in chunks (W, or H*W), each folded
+    by `lanes` lanes (lane l: elements l, l + lanes, ...), the lanes combined
+    16: ((0..3 op 4..7) op (8..11 op 12..15)), 8: (0..3 op 4..7), then (0 op 1) op (2 op 3),
+    the tree combined with the running value (tree first), the rest one by one; a chunk
+    shorter than `lanes` is folded one by one, and where its output is at or after the last
+    whole block of `lanes` outputs (scalar mode) it still takes that tree step; rank-5 C, D,
+    W reduced with H kept (not L2): each (h, w) over (c, d) first; rank > 5: (outer, run,
+    inner) when the axes as written form one ascending run, else one sequential fold.  Sum
+    from +0, max from lowest() with MAXPS."""
+    assert lanes in (8, 16)
     in_dt = x.dtype
     xf = x.astype(F32)
     rank = x.ndim
@@ -139,13 +143,16 @@ def ov_reduce(x: np.ndarray, axes: list[int], kind: str, keep: bool) -> np.ndarr
         return F32(v)
 
     def chunk_fold(acc: Any, chunk: list[Any]) -> Any:
-        m = len(chunk) // 16 * 16
-        lanes = [init] * 16
+        m = len(chunk) // lanes * lanes
+        lane = [init] * lanes
         for i in range(m):
-            lanes[i % 16] = op(lanes[i % 16], chunk[i])
-        a = [op(lanes[i], lanes[i + 4]) for i in range(4)]
-        b = [op(lanes[8 + i], lanes[12 + i]) for i in range(4)]
-        t = [op(a[i], b[i]) for i in range(4)]
+            lane[i % lanes] = op(lane[i % lanes], chunk[i])
+        a = [op(lane[i], lane[i + 4]) for i in range(4)]
+        if lanes == 16:
+            b = [op(lane[8 + i], lane[12 + i]) for i in range(4)]
+            t = [op(a[i], b[i]) for i in range(4)]
+        else:
+            t = a
         acc = op(op(op(t[0], t[1]), op(t[2], t[3])), acc)
         for v in chunk[m:]:
             acc = op(acc, v)
@@ -217,13 +224,13 @@ def ov_reduce(x: np.ndarray, axes: list[int], kind: str, keep: bool) -> np.ndarr
                     full[k] = v
                 elems.append(term(x5[tuple(full)]))
             if chunk:
-                scalar = red[1] or red[2] or chunk >= 16
+                scalar = red[1] or red[2] or chunk >= lanes
                 if not scalar:
                     at = dict(zip(keepk, kidx, strict=True))
                     outer = (at.get(1, 0) * i_d + at.get(2, 0)) * (1 if red[3] else ih) + (
                         0 if red[3] else at.get(3, 0)
                     )
-                    scalar = outer >= (ic * i_d * (1 if red[3] else ih)) // 16 * 16
+                    scalar = outer >= (ic * i_d * (1 if red[3] else ih)) // lanes * lanes
                 for s0 in range(0, len(elems), chunk):
                     part = elems[s0 : s0 + chunk]
                     acc = chunk_fold(acc, part) if scalar else seq(acc, part)

@@ -5,6 +5,7 @@ explain."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -18,6 +19,7 @@ from family_helpers import (
     et,
     irpool_run,
     openvino_run,
+    ov_lanes,
     random_values,
     reduce_net,
     same_bits,
@@ -40,7 +42,7 @@ def cases(draw: Any, max_rank: int = 6) -> tuple[np.ndarray, list[int], str, boo
     rank = draw(st.integers(1, max_rank))
     shape = [draw(st.integers(1, 4)) for _ in range(rank)]
     if draw(st.booleans()):
-        shape[-1] = draw(st.integers(5, 40))  # long enough for the 16-lane path
+        shape[-1] = draw(st.integers(5, 40))  # long enough for the 8- and 16-lane paths
     axes = draw(st.lists(st.integers(0, rank - 1), min_size=1, max_size=rank, unique=True))
     axes = [a - rank if draw(st.booleans()) else a for a in axes]
     kind = draw(st.sampled_from(["sum", "mean", "max", "l1", "l2"]))
@@ -57,12 +59,16 @@ def _irpool(tmp: Path, x: np.ndarray, axes: list[int], kind: str, keep: bool, cv
     return outs[0]
 
 
+@pytest.mark.parametrize("isa,lanes", [("avx512_bf16", 16), ("avx2", 8)])
 @FEW
-@given(cases())
-def test_kernel_equals_reference(tmp_path_factory: Any, case: Any) -> None:
+@given(case=cases())
+def test_kernel_equals_reference(tmp_path_factory: Any, isa: str, lanes: int, case: Any) -> None:
+    """Both instruction sets' orders (IRPOOL_OV_ISA) against the reference with their lanes."""
     x, axes, kind, keep = case
-    got = _irpool(tmp_path_factory.mktemp("r"), x, axes, kind, keep, "openvino")
-    assert same_bits(got, ov_reduce(x, axes, kind, keep))
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("IRPOOL_OV_ISA", isa)
+        got = _irpool(tmp_path_factory.mktemp("r"), x, axes, kind, keep, "openvino")
+    assert same_bits(got, ov_reduce(x, axes, kind, keep, lanes))
 
 
 @pytest.mark.oracle
@@ -114,12 +120,14 @@ def test_other_float_types_as_openvino(ov: ModuleType, tmp_path: Path, dtype: st
         )
 
 
-def test_named_nan_cases() -> None:
-    """D17: a NaN in the 16th lane is lost; D18: [1, NaN] keeps the NaN (last of its fold)."""
+@pytest.mark.parametrize("lanes", [16, 8])
+def test_named_nan_cases(lanes: int) -> None:
+    """D17: a NaN as the last element of a lane (the 16th element: lane 15 of 16, or the
+    second of lane 7 of 8) is lost; D18: [1, NaN] keeps the NaN (last of its fold)."""
     x = np.array([1] * 15 + [np.nan], np.float32).reshape(1, 1, 1, 16)
-    assert ov_reduce(x, [2, 3], "max", False)[0, 0] == np.finfo(np.float32).min
+    assert ov_reduce(x, [2, 3], "max", False, lanes)[0, 0] == np.finfo(np.float32).min
     y = np.array([1, np.nan], np.float32).reshape(1, 1, 1, 2)
-    assert np.isnan(ov_reduce(y, [2, 3], "max", False)[0, 0])
+    assert np.isnan(ov_reduce(y, [2, 3], "max", False, lanes)[0, 0])
 
 
 @st.composite
@@ -165,7 +173,7 @@ def test_onnx_global_pools(
     assert same_bits(outs[0], want)
     assert same_bits(outs[0], ort_global(x, kind))
     _, as_ov = run_family(bound, [x], None, "openvino")
-    assert same_bits(as_ov[0], ov_reduce(x, list(range(2, x.ndim)), kind, True))
+    assert same_bits(as_ov[0], ov_reduce(x, list(range(2, x.ndim)), kind, True, ov_lanes()))
 
 
 def test_check_finds_an_off_by_one_dim(tmp_path: Path) -> None:
@@ -198,11 +206,51 @@ def test_interval_dims(tmp_path: Path) -> None:
     assert [str(d) for d in pl.output_shape or ()] == ["1", "?", "1..10"]
 
 
+@pytest.mark.oracle
+def test_instruction_set_stores_as_openvino(ov: ModuleType, tmp_path: Path) -> None:
+    """What differs between AVX-512 and AVX2 beyond the lanes, against this machine's
+    plugin: a u8 sum past 32768 through the vector store (AVX-512 saturates to 255, AVX2 packs
+    to 0), bfloat16 means whose float32 value has dropped bits past the first (AVX-512 rounds
+    to nearest even, AVX2's Convert sees only the first dropped bit), an empty bfloat16 max."""
+    from irpool.model import numpy_dtype
+
+    u8 = np.full((200, 20), 200, np.uint8)
+    path = save(reduce_net("sum", u8.shape, [0], False, "u8"), tmp_path, "u8")
+    assert same_bits(irpool_run(path, u8)["values"], openvino_run(path, u8)["values"])
+    bf16 = numpy_dtype("bf16")
+    pairs = np.random.default_rng(5).standard_normal((64, 3)).astype(bf16)
+    path = save(reduce_net("mean", pairs.shape, [1], False, "bf16"), tmp_path, "bf16")
+    got, want = irpool_run(path, pairs)["values"], openvino_run(path, pairs)["values"]
+    assert same_bits(got.view(np.uint16), want.view(np.uint16))
+    empty = np.zeros((2, 0, 3), bf16)
+    path = save(reduce_net("max", empty.shape, [1], False, "bf16"), tmp_path, "empty")
+    got, want = irpool_run(path, empty)["values"], openvino_run(path, empty)["values"]
+    assert same_bits(got.view(np.uint16), want.view(np.uint16))
+
+
+@pytest.mark.parametrize(
+    "isa,text", [("avx512_bf16", "16 lanes (AVX-512"), ("avx2", "8 lanes (AVX2)")]
+)
+def test_explain_names_the_lanes(tmp_path: Path, isa: str, text: str) -> None:
+    import os
+
+    from conftest import ROOT
+
+    path = save(reduce_net("sum", (2, 3, 40), [-1], False), tmp_path)
+    env = {**os.environ, "IRPOOL_OV_ISA": isa}
+    proc = irpool("explain", path, "--layer", "pool", "--json", env=env)
+    assert proc.returncode == 0, proc.stderr
+    layer = json.loads(proc.stdout)["layers"][0]
+    assert (layer["lanes"], layer["isa"]) == (16 if isa != "avx2" else 8, isa)
+    proc = irpool("explain", path, "--layer", "pool", cwd=ROOT, env=env)
+    assert text in proc.stdout
+
+
 def test_run_layer_and_explain(tmp_path: Path) -> None:
     path = save(reduce_net("l2", (2, 5, 6, 19), [-1, 0], True), tmp_path)
     x = np.random.default_rng(3).standard_normal((2, 5, 6, 19)).astype(np.float32)
     saved = cli_run_layer(path, x, tmp_path)
-    assert same_bits(saved["output0"], ov_reduce(x, [-1, 0], "l2", True))
+    assert same_bits(saved["output0"], ov_reduce(x, [-1, 0], "l2", True, ov_lanes()))
     layer = cli_explain_layer(path)
     assert (layer["family"], layer["reduce"], layer["axes"], layer["keep_dims"]) == (
         "reduce",

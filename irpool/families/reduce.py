@@ -8,8 +8,9 @@ because a float sum's value depends on it (measured, docs/semantics.md "Reductio
 
 * `ov_jit` (openvino's CPU plugin, planar layout): the input viewed as (B, C, D, H, W); when W
   is reduced the elements of each output come in contiguous chunks (W, or H*W with H reduced),
-  each folded by 16 lanes, the lanes combined by a fixed tree, the tree combined with the
-  running value, the chunk's remaining elements one by one; otherwise one sequential fold.
+  each folded by as many float32 lanes as the plugin's vector holds (16 with AVX-512, 8 with
+  AVX2: irpool.cpu), the lanes combined by a fixed tree, the tree combined with the running
+  value, the chunk's remaining elements one by one; otherwise one sequential fold.
   Max is the x86 MAXPS fold from the lowest float (a NaN survives only as the last element of
   its fold: D17).  Mean divides once by the count; L2 squares (no FMA) and takes the root.
   Integers are folded in float32 and the running value is stored into the integer output
@@ -32,6 +33,7 @@ from typing import TYPE_CHECKING, Literal
 import numpy as np
 
 from ..conventions import Convention
+from ..cpu import TITLES, plugin_isa
 from ..errors import ShapeError, SpecError
 from ..geometry import FLOAT_DTYPES, INT_DTYPES
 from ..model import Dim, Shape
@@ -46,9 +48,7 @@ Order = Literal["ov_jit", "ov_reference", "mlas_global", "sequential"]
 NanMax = Literal["maxps", "mlas", "propagate", "first"]
 EmptyRule = Literal["openvino", "zero_or_-inf", "nan_or_refuse"]
 
-LANES = 16
-"""The CPU plugin's vector width in float32 lanes (AVX-512; measured on the development
-machine, docs/semantics.md)."""
+Bf16Store = Literal["nearest_even", "first_bit_even"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -67,23 +67,27 @@ class Schedule:
     """How openvino's CPU plugin (JIT, planar layout) visits the reduced elements (ov_jit order;
     the defaults: no such schedule)."""
 
+    lanes: int = 0
+    """ov_jit: float32 lanes of the plugin's vector register, which is also its block of
+    outputs (16 with AVX-512, 8 with AVX2)."""
     view: tuple[int, ...] = ()
     """ov_jit: the (B, C, D, H, W) view of the input."""
     reduced: tuple[bool, ...] = ()
     """ov_jit: which of the five view axes are reduced (after the plugin's adjustments)."""
     chunk: int = 0
-    """ov_jit: elements of one 16-lane kernel call (0: W is not reduced, one sequential fold)."""
+    """ov_jit: elements of one kernel call folded in `lanes` lanes (0: W is not reduced, one
+    sequential fold)."""
     segment: int = 0
     """ov_jit: elements one kernel call adds before it stores the running value (integer
     outputs: where the store truncates and saturates)."""
     two_stage: bool = False
     """ov_jit: rank-5 C, D, W reduced with H kept (not L2): each (h, w) over (c, d) first, then
-    each row over w with 16 lanes."""
+    each row over w in `lanes` lanes."""
     scalar_axes: tuple[int, ...] = ()
     scalar_from: int = 0
     """ov_jit: the outputs the plugin writes with its scalar store: those whose row-major index
-    over the view axes `scalar_axes` of the output is >= scalar_from (integer u8 stores, and
-    the tree step of short max chunks)."""
+    over the view axes `scalar_axes` of the output is >= scalar_from, a multiple of `lanes`
+    (integer u8 stores, and the tree step of short max chunks)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -102,6 +106,15 @@ class ReducePlan(Schedule, FamilyPlan):
     integer_store: bool = False
     """Integer data: folded in float32, the running value stored into the integer output
     after every kernel call (openvino)."""
+    isa: str = ""
+    """openvino: the instruction set the plan models (irpool.cpu: avx512_bf16, avx512, avx2)."""
+    u8_vector_packs: bool = False
+    """openvino, u8 output: the vector store packs like the scalar store (packusdw, packuswb:
+    32768 and more become 0; AVX2) instead of saturating to [0, 255] (AVX-512)."""
+    bf16_store: Bf16Store = "nearest_even"
+    """openvino, bfloat16 data: how the float32 result becomes bfloat16: to nearest even
+    (AVX-512), or up exactly when the first dropped bit and the last kept bit are both 1
+    (AVX2: the plugin's Convert, which sees no other dropped bit)."""
 
 
 @dataclass(frozen=True)
@@ -150,9 +163,14 @@ def _five_d(shape: tuple[int, ...]) -> tuple[list[int], list[int | None]]:
     return [1, 1, 1, 1, 1], [None] * 5
 
 
-def ov_schedule(shape: tuple[int, ...], written: Sequence[int], kind: Kind) -> Schedule | None:
-    """How openvino's CPU plugin (JIT, planar layout) visits the reduced elements; None when it
-    takes its reference path (rank > 5 and the axes, as written, are not one ascending run)."""
+def ov_schedule(
+    shape: tuple[int, ...], written: Sequence[int], kind: Kind, lanes: int
+) -> Schedule | None:
+    """How openvino's CPU plugin (JIT, planar layout, vectors of `lanes` float32) visits the
+    reduced elements; None when it takes its reference path (rank > 5 and the axes, as
+    written, are not one ascending run).  `lanes` is also the plugin's block size: W chunks
+    shorter than it take the gather path, and outputs from the last whole block of `lanes` on
+    are written by its scalar store."""
     rank = len(shape)
     raw = [a + rank if a < 0 else a for a in written]
     axes = sorted(set(raw))
@@ -189,7 +207,7 @@ def ov_schedule(shape: tuple[int, ...], written: Sequence[int], kind: Kind) -> S
     else:  # the generic loop: one kernel call (and one store) per reduced (c, d, h) element
         segment = 1
     scalar_axes: tuple[int, ...]
-    if rw and not rc and not rd and chunk < LANES:
+    if rw and not rc and not rd and chunk < lanes:
         scalar_axes, n = (1, 2, 3), ic * i_d * (1 if rh else ih)
     elif rw:
         scalar_axes, n = (), 0
@@ -200,7 +218,7 @@ def ov_schedule(shape: tuple[int, ...], written: Sequence[int], kind: Kind) -> S
     else:
         scalar_axes, n = (4,), iw
     return Schedule(
-        tuple(dims), tuple(red), chunk, segment, two_stage, scalar_axes, n // LANES * LANES
+        lanes, tuple(dims), tuple(red), chunk, segment, two_stage, scalar_axes, n // lanes * lanes
     )
 
 
@@ -329,8 +347,12 @@ class Reduction(Family):
             )
         order: Order = rules.order
         schedule = None
+        isa = plugin_isa() if convention.name == "openvino" else None
+        # AVX2 (measured here): 8 lanes, u8 vector stores pack, bfloat16 through the Convert
+        avx2 = isa is not None and isa.name == "avx2"
         if order == "ov_jit":
-            schedule = ov_schedule(shape, params.axes, self.kind)
+            assert isa is not None
+            schedule = ov_schedule(shape, params.axes, self.kind, isa.lanes)
             if schedule is None:
                 order = "ov_reference"
         compute = "float64" if dtype == "float64" and convention.name != "openvino" else "float32"
@@ -344,6 +366,9 @@ class Reduction(Family):
             nan_max=rules.nan_max,
             empty=rules.empty,
             integer_store=dtype in INT_DTYPES,
+            isa=isa.name if isa else "",
+            u8_vector_packs=avx2,
+            bf16_store="first_bit_even" if avx2 else "nearest_even",
         )
         if schedule is not None:
             return ReducePlan(**base, **asdict(schedule))
@@ -401,12 +426,18 @@ class Reduction(Family):
             lines.append(f"NaN: {NAN_TEXT[plan.nan_max]}")
         lines.append(f"an empty reduction (a zero-size axis) gives {empty_text(plan)}")
         if plan.integer_store:
+            u8 = (
+                "u8's stores turn 32768 and more into 0"
+                if plan.u8_vector_packs
+                else "u8's scalar store turns 32768 and more into 0"
+            )
             lines.append(
                 "integers: folded in float32; after every kernel call the running value is "
                 "stored into the integer output (truncated toward zero, 8-bit outputs "
-                "saturate, u8's scalar store turns 32768 and more into 0: D27); means and "
-                "roots truncated"
+                f"saturate, {u8}: D27); means and roots truncated"
             )
+        if plan.dtype == "bfloat16" and plan.convention == "openvino":
+            lines.append(f"bfloat16 result: {BF16_TEXT[plan.bf16_store]}")
         data = {
             "family": "reduce",
             "reduce": plan.kind,
@@ -417,6 +448,8 @@ class Reduction(Family):
             "view": list(plan.view),
             "reduced_view_axes": [k for k, r in enumerate(plan.reduced) if r],
             "chunk": plan.chunk,
+            "lanes": plan.lanes or None,
+            "isa": plan.isa or None,
             "nan_rule": plan.nan_max if plan.kind == "max" else None,
             "empty_result": empty_text(plan),
             "compute": plan.compute,
@@ -452,9 +485,16 @@ class Reduction(Family):
         return np.asarray(np.reshape(size, expected.shape) + ulp)
 
 
+BF16_TEXT = {
+    "nearest_even": "the float32 result rounded to nearest even",
+    "first_bit_even": "the float32 result's high half, plus one when the first dropped bit and "
+    "the last kept bit are both 1 (the plugin's Convert without AVX-512 sees no other dropped "
+    "bit: 0x3EBEE000 gives 0x3EBE)",
+}
+
 NAN_TEXT = {
     "maxps": "MAXPS fold from the lowest float32: a NaN is kept only as the last element of "
-    "its fold (a 16-lane chunk's lane, the tail); [1]*15 + [NaN] gives -3.4e38 (D17)",
+    "its fold (a lane of a chunk, the tail); [1]*15 + [NaN] gives -3.4e38 (D17)",
     "mlas": "MAXPS in onnxruntime's 4 lanes (kept only as a lane's last element), std::max in "
     "the tail (never taken there): [1, NaN] gives 1 (D18)",
     "propagate": "any NaN makes the result NaN (PyTorch)",
@@ -469,13 +509,13 @@ def describe_order(plan: ReducePlan) -> str:
         red = "".join(n for n, r in zip(names, plan.reduced, strict=True) if r) or "nothing"
         view = "x".join(map(str, plan.view))
         if plan.chunk:
-            lanes = plan.chunk // LANES
-            rest = plan.chunk - lanes * LANES
+            per_lane = plan.chunk // plan.lanes
+            rest = plan.chunk - per_lane * plan.lanes
             return (
                 f"openvino's CPU plugin (JIT, planar layout): the input viewed as (B,C,D,H,W) = "
                 f"({view}), {red} reduced; each output's elements in chunks of {plan.chunk}: "
-                f"16 lanes ({lanes} element(s) each), the lane tree, then the {rest} remaining "
-                "element(s) one by one"
+                f"{lanes_text(plan)} ({per_lane} element(s) each), the lane tree "
+                f"{TREE_TEXT[plan.lanes]}, then the {rest} remaining element(s) one by one"
                 + ("; first each (h, w) over (c, d)" if plan.two_stage else "")
             )
         return (
@@ -499,11 +539,26 @@ def describe_order(plan: ReducePlan) -> str:
     )
 
 
+TREE_TEXT = {
+    16: "((0-3 op 4-7) op (8-11 op 12-15)), then (0 op 1) op (2 op 3)",
+    8: "(0-3 op 4-7), then (0 op 1) op (2 op 3)",
+}
+"""The plugin's horizontal reduction of its lanes (horiz_reduce_store: the vector's 128-bit
+quarters or halves, then movshdup/movhlps within one)."""
+
+
+def lanes_text(plan: ReducePlan) -> str:
+    """e.g. '8 lanes (AVX2)'."""
+    return f"{plan.lanes} lanes ({TITLES.get(plan.isa, plan.isa)})"
+
+
 def empty_text(plan: ReducePlan) -> str:
     if plan.empty == "openvino":
+        avx2 = plan.bf16_store == "first_bit_even"
+        bf16 = ", bf16 -inf: float32's through the Convert" if avx2 else ""
         return (
             "0 for sums and means (not NaN: D23), the lowest value of the output type for max "
-            "(f32 -3.4e38, f16 -inf, i32 INT32_MIN: D19)"
+            f"(f32 -3.4e38, f16 -inf, i32 INT32_MIN{bf16}: D19)"
         )
     if plan.empty == "zero_or_-inf":
         return "0 for sums and means, -inf for max"

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from ..families.reduce import LANES, ReducePlan
+from ..families.reduce import ReducePlan
 
 Array = npt.NDArray[Any]
 F32 = np.float32
@@ -66,12 +66,19 @@ def maxps_fold(start: Array, seq: Array) -> Array:
     return np.asarray(np.where(last_nan == n, ext[..., -1], m).astype(F32))
 
 
-def _tree16(lanes: Array, op: Callable[[Array, Array], Array]) -> Array:
-    """The plugin's horizontal reduction of 16 lanes: ((0-3 op 4-7) op (8-11 op 12-15)), then
-    lanes (0 op 1) op (2 op 3)."""
-    a = op(lanes[..., 0:4], lanes[..., 4:8])
-    b = op(lanes[..., 8:12], lanes[..., 12:16])
-    t = op(a, b)
+def _tree(lanes: Array, op: Callable[[Array, Array], Array]) -> Array:
+    """The plugin's horizontal reduction of its lanes (the last axis): 16 lanes (AVX-512)
+    ((0-3 op 4-7) op (8-11 op 12-15)), 8 lanes (AVX2) (0-3 op 4-7); then lanes
+    (0 op 1) op (2 op 3) of that."""
+    n = lanes.shape[-1]
+    if n == 16:
+        a = op(lanes[..., 0:4], lanes[..., 4:8])
+        b = op(lanes[..., 8:12], lanes[..., 12:16])
+        t = op(a, b)
+    elif n == 8:
+        t = op(lanes[..., 0:4], lanes[..., 4:8])
+    else:
+        raise ValueError(f"no horizontal reduction of {n} lanes is modelled")
     return op(op(t[..., 0], t[..., 1]), op(t[..., 2], t[..., 3]))
 
 
@@ -82,6 +89,7 @@ def _fold(
     rows: Array,
     is_max: bool,
     chunk: int,
+    lanes: int,
     acc: Array,
     lane_init: Any,
     store: Store = None,
@@ -89,13 +97,14 @@ def _fold(
 ) -> Array:
     """rows (K, R): each output's elements in visiting order, folded into acc (K,).
 
-    chunk < 16: sequential (a max in scalar mode still takes the tree step of its untouched
+    chunk 0 or < lanes: sequential (a max in scalar mode still takes the tree step of its untouched
     lanes first, which turns a running -inf into lowest()).  Otherwise R is a whole number of
-    chunks, each folded by 16 lanes (lane l: elements l, l + 16, ... of its first chunk // 16
-    * 16), the tree combined with the running value (tree first), then the rest one by one.
-    `store` is where the plugin writes the running value to an integer output buffer."""
+    chunks, each folded by `lanes` lanes (lane l: elements l, l + lanes, ... of its first
+    chunk // lanes * lanes), the tree combined with the running value (tree first), then the
+    rest one by one.  `store` is where the plugin writes the running value to an integer
+    output buffer."""
     k, r = rows.shape
-    if chunk < LANES:
+    if chunk == 0 or chunk < lanes:
         if is_max and scalar_mode is not None and chunk > 0:
             for s0 in range(0, r, chunk):
                 acc = np.where(scalar_mode, maxps(np.full(k, lane_init, F32), acc), acc)
@@ -106,16 +115,16 @@ def _fold(
         out = maxps_fold(acc, rows) if is_max else seq_sum(rows, acc)
         return out if store is None else store(out)
     count = r // chunk
-    whole = chunk // LANES * LANES
+    whole = chunk // lanes * lanes
     chunks = rows.reshape(k, count, chunk)
-    blocks = chunks[:, :, :whole].reshape(k, count, whole // LANES, LANES)
-    per_lane = np.swapaxes(blocks, -1, -2)  # (k, count, 16, blocks)
+    blocks = chunks[:, :, :whole].reshape(k, count, whole // lanes, lanes)
+    per_lane = np.swapaxes(blocks, -1, -2)  # (k, count, lanes, blocks)
     if is_max:
-        lanes = maxps_fold(np.full(per_lane.shape[:-1], lane_init, F32), per_lane)
+        folded = maxps_fold(np.full(per_lane.shape[:-1], lane_init, F32), per_lane)
     else:
-        lanes = seq_sum(per_lane)
+        folded = seq_sum(per_lane)
     op = maxps if is_max else (lambda a, b: np.asarray(np.add(a, b, dtype=F32)))
-    trees = _tree16(lanes, op)  # (k, count)
+    trees = _tree(folded, op)  # (k, count)
     if is_max or store is not None:
         write = store if store is not None else (lambda v: v)
         for j in range(count):
@@ -169,14 +178,18 @@ def _wrap_int(v: Array, out: np.dtype[Any]) -> Array:
 
 def _empty(plan: ReducePlan, out: np.dtype[Any]) -> Array:
     """A reduction over a zero-size axis (measured): sums, norms and means 0 (onnxruntime,
-    openvino; PyTorch: a NaN mean); max the lowest value of the output precision (openvino) or
-    -inf."""
+    openvino; PyTorch: a NaN mean); max the lowest value of the output precision (openvino; a
+    bfloat16 max without AVX-512 has a float32 output whose lowest() its Convert turns into
+    -inf) or -inf."""
     shape = plan.output_shape
     if plan.kind != "max":
         fill = np.nan if plan.kind == "mean" and plan.empty == "nan_or_refuse" else 0
         return np.full(shape, fill, dtype=out)
     if plan.empty != "openvino":
         return np.full(shape, -np.inf, dtype=out)
+    if out.name == "bfloat16" and plan.bf16_store == "first_bit_even":
+        # a float32 output buffer (lowest()) through the Convert: -inf
+        return np.full(shape, _bf16_first_bit_even(np.asarray(LOWEST32))).view(out)
     if out.name == "bfloat16":
         return np.full(shape, np.uint16(0xFF7F)).view(out)
     if out.kind == "f":
@@ -276,6 +289,9 @@ def _openvino(x: Array, plan: ReducePlan) -> Array:
     elif plan.kind == "l2":
         xf = xf * xf
     is_max = plan.kind == "max"
+    lanes = plan.lanes
+    # u8 outputs whose every store packs (AVX2), else the scalar-store mask decides
+    packs = np.asarray(True) if plan.u8_vector_packs else None
     if is_int:
         lane_init: Any = F32(INT32_MIN) if is_max else F32(0)
         lowest_of: dict[Any, int] = {np.dtype(np.int8): -128, np.dtype(np.uint8): 0}
@@ -297,14 +313,14 @@ def _openvino(x: Array, plan: ReducePlan) -> Array:
         if acc is None:
             acc = np.full(k, dst_init, F32)
         if not is_int:
-            return _fold(rows, is_max, chunk, acc, lane_init, None, smode)
+            return _fold(rows, is_max, chunk, lanes, acc, lane_init, None, smode)
 
         def write(v: Array) -> Array:
-            return _trunc_store(v, acc_dtype, mask)
+            return _trunc_store(v, acc_dtype, packs if packs is not None else mask)
 
         for s0 in range(0, r, max(segment, 1)):
             part = rows[:, s0 : s0 + max(segment, 1)]
-            acc = _fold(part, is_max, chunk, acc, lane_init, write, smode)
+            acc = _fold(part, is_max, chunk, lanes, acc, lane_init, write, smode)
         return acc
 
     if plan.order == "ov_reference":
@@ -360,4 +376,16 @@ def _openvino(x: Array, plan: ReducePlan) -> Array:
     if in_dtype == np.float64:
         big = float(np.finfo(F32).max)
         return np.asarray(np.clip(res.astype(np.float64), -big, big))
+    if in_dtype.name == "bfloat16" and plan.bf16_store == "first_bit_even":
+        return _bf16_first_bit_even(res).view(in_dtype)
     return np.asarray(res.astype(in_dtype))
+
+
+def _bf16_first_bit_even(v: Array) -> Array:
+    """The bits of openvino's float32 -> bfloat16 Convert without AVX-512 (measured on all
+    classes of float32 bit patterns, NaN and infinities included): the high half, plus one
+    when bit 15 (the first dropped bit) and bit 16 (the last kept bit) are both 1, as a round
+    to nearest even that sees no dropped bit but the first.  No subnormal is flushed; a NaN's
+    payload can carry into the sign (0x7FFFFFFF gives 0x8000)."""
+    u = np.asarray(v, F32).view(np.uint32)
+    return np.asarray(((u >> 16) + ((u >> 15) & (u >> 16) & 1)).astype(np.uint16))
