@@ -387,6 +387,8 @@ def explain_layer(
         report.notes.append(f"NaN in a window: {NAN_MAX_TEXT[p.nan_max]}")
     if p.float_refusal is not None:
         report.notes.append(f"on float32/float16 data, {p.float_refusal}")
+    if p.plugin_isa is not None:
+        report.notes.append(_isa_note(p))
     cv = conv.get(name)
     classified = [_classify(a) for a in p.axes]
     for i, (a, (padded, overhang, empty)) in enumerate(zip(p.axes, classified, strict=True)):
@@ -680,6 +682,30 @@ def to_json(r: LayerReport | FamilyReport) -> dict[str, Any]:
     }
 
 
+def _isa_note(p: PoolPlan) -> str:
+    """What the instruction set of openvino's CPU plugin (PoolPlan.plugin_isa) decides for this
+    plan: bfloat16 rounding, integers in float32, refusals."""
+    from .cpu import plugin_isa
+
+    isa = plugin_isa()
+    source = isa.source if isa.name == p.plugin_isa else "plan"
+    parts = [f"openvino's CPU plugin as on {p.plugin_isa} ({source}; IRPOOL_OV_ISA names another)"]
+    if p.dtype == "bfloat16":
+        if p.bf16_round == "half_up_if_odd":
+            parts.append(
+                "bfloat16 pooled in float32 and rounded as ov::bfloat16 rounds (half an ulp "
+                "added only where the kept half is odd; subnormals kept)"
+            )
+        else:
+            flushed = ", subnormals flushed" if p.bf16_flush else ""
+            parts.append(f"bfloat16 results rounded to nearest even{flushed}")
+    if p.integers_in_float32:
+        parts.append("integers pooled in float32 and rounded back half to even")
+    if p.runtime_refusal is not None:
+        parts.append(p.runtime_refusal)
+    return "; ".join(parts)
+
+
 def plan_json(p: PoolPlan) -> dict[str, Any]:
     """The plan the kernel executes for this layer, switch by switch (what `run` computes)."""
     return {
@@ -698,6 +724,9 @@ def plan_json(p: PoolPlan) -> dict[str, Any]:
         "int_mean": p.int_mean,
         "integers_in_float32": p.integers_in_float32,
         "narrow_64bit": p.narrow_64bit,
+        "plugin_isa": p.plugin_isa,
+        "bf16_flush": p.bf16_flush if p.dtype == "bfloat16" else None,
+        "bf16_round": p.bf16_round if p.dtype == "bfloat16" else None,
         "indices": p.indices,
         "index_axis": p.index_axis if p.indices else None,
         "index_dtype": p.index_dtype if p.indices else None,

@@ -590,6 +590,8 @@ def _pool_plugin(
         x = elements.flush_f32(x)
     if held not in INTERNAL or held == "f16":  # a Parameter's own type; f16 pools in f32
         x, held = elements.widen(x, held)
+    elif held == "bf16" and elements.bf16_held_in_f32():  # and bf16 on AVX2
+        x, held = np.asarray(x.astype(np.float32)), "f32"
     if src.declared in elements.INTEGRAL:
         inner = bound.plan(shape, numpy_dtype(elements.held_type(src.declared)))
         if refuse and inner.runtime_refusal is not None:
