@@ -809,28 +809,38 @@ def _family(
     read in its declared type (an integer tensor held in float32 rounded first)."""
     src = optional[0]
     rest = [v.output() if v is not None else None for v in optional[1:]]
-    if src is not None and src.declared == "f16" and src.held == "f32":
+    if src is not None and _half_held(src):
         p, outs = run_family(
             bound, [np.asarray(src.array, dtype=np.float32), *rest], limit, convention
         )
         first = outs[0]
-        kept = Value(first, "f32", "f16") if first.dtype == np.float32 else _declared_value(first)
+        kept = (
+            Value(first, "f32", src.declared)
+            if first.dtype == np.float32
+            else _declared_value(first)
+        )
         return p, [kept, *(_declared_value(a) for a in outs[1:])]
     x = src.output() if src is not None else None
     p, outs = run_family(bound, [x, *rest], limit, convention)
     return p, [_declared_value(a) for a in outs]
 
 
+def _half_held(v: Value) -> bool:
+    """An f16 tensor made inside the net, or a bf16 one on an AVX2 CPU
+    (elements.bf16_held_in_f32), which the plugin holds in float32: layers compute on it so."""
+    return v.held == "f32" and v.declared in ("f16", "bf16")
+
+
 def _elementwise(layer: Layer, execute: Any, ins: list[Value]) -> list[Value]:
     """An elementwise glue layer, computed in the type its inputs are held in: an f16 tensor
     held in float32 stays so (openvino runs an f16 net in float32 at f32 inference precision),
     every other tensor is read in its declared type."""
-    f16_held = any(v.declared == "f16" and v.held == "f32" for v in ins)
-    arrays = [v.array if v.declared == "f16" and v.held == "f32" else v.output() for v in ins]
+    held = next((v.declared for v in ins if _half_held(v)), None)
+    arrays = [v.array if _half_held(v) else v.output() for v in ins]
     outs = _glue(execute, layer, list(arrays))
-    if f16_held:
+    if held is not None:
         return [
-            Value(a, "f32", "f16") if a.dtype == np.float32 else _declared_value(a) for a in outs
+            Value(a, "f32", held) if a.dtype == np.float32 else _declared_value(a) for a in outs
         ]
     return [_declared_value(a) for a in outs]
 

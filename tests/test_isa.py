@@ -54,7 +54,9 @@ def _chain(steps: list[tuple[str, Any]], shape: tuple[int, ...], et: str) -> tup
     net = NetBuilder("isa")
     cur = net.parameter("x", shape, et)
     for i, (kind, arg) in enumerate(steps):
-        if kind == "convert":
+        if kind == "Relu":
+            cur = net.op("ReLU", "opset1", f"r{i}", {}, [cur], [((-1,) * len(shape), arg)])[0]
+        elif kind == "convert":
             cur = net.op(
                 "Convert",
                 "opset1",
@@ -119,6 +121,7 @@ def test_bfloat16_made_in_the_net(ov: ModuleType, tmp_path: Path) -> None:
         [("convert", "bf16"), ("AvgPool", (2, 2, "bf16"))],
         [("convert", "bf16"), ("convert", "f32")],
         [("convert", "bf16"), ("AvgPool", (1, 1, "bf16")), ("AvgPool", (2, 2, "bf16"))],
+        [("convert", "bf16"), ("Relu", "bf16"), ("convert", "f32")],
     ):
         xml, weights = _chain(steps, x.shape, "f32")
         _agree(tmp_path, xml, weights, x)
