@@ -602,7 +602,7 @@ def _pool_plugin(
             x, held = integers_as_float32(x), "f32"
     p, outs = run_pooling(bound, x, limit, refuse=refuse)
     values = Value(outs[0], held, src.declared)
-    if held == "u8" and bound.spec.reduce == "mean" and shape[1] > 1:
+    if held == "u8" and bound.spec.reduce == "mean" and shape[1] > 1 and p.plugin_isa != "avx2":
         values = Value(outs[0], held, src.declared, jit_read=_u8_blocked_nan(outs[0], p))
     return p, [values, *(_declared_value(a) for a in outs[1:])]
 
@@ -611,7 +611,10 @@ def _u8_blocked_nan(values: Array, plan: PoolPlan) -> Array | None:
     """A u8 AvgPool of more than one channel computes its means in f32 and reorders them to u8
     in a blocked layout: an empty window's NaN mean becomes 0 for a Result or a reference
     Convert, but 255 for the jit layers that read the blocked tensor (Converts to floats and
-    i8, pooling layers); measured, openvino 2026.4.1.  None when no window is empty."""
+    i8, pooling layers); measured, openvino 2026.4.1 on AVX-512.  On AVX2 the plugin pools u8
+    in u8 (acb layout) and every reader gets 0 (measured: [1, 3, 5] u8, kernel 2, stride 3, pads
+    0/1, ceil: [2, 4, 0] per channel, 0.0 through a Convert to f32).  None when no window is
+    empty."""
     from .kernel import divisor
 
     div = np.asarray(divisor(plan.via or plan))

@@ -172,3 +172,30 @@ def test_bfloat16_kernel_against_the_reference(isa: str, monkeypatch: pytest.Mon
         bits = np.asarray(got).view(np.uint16), np.asarray(want).view(np.uint16)
         nan = np.isnan(got.astype(np.float32)) & np.isnan(want.astype(np.float32))
         assert np.array_equal(bits[0][~nan], bits[1][~nan]), (isa, reduce, dil)
+
+
+@pytest.mark.oracle
+def test_u8_mean_of_an_empty_window_read_by_a_convert(ov: ModuleType, tmp_path: Path) -> None:
+    """A u8 AvgPool-16 of 3 channels with an empty window (kernel 2, dilation 4, pads 2/2 on
+    3 elements: the middle window's taps -1 and 3), read by a Result and a Convert to f32:
+    255 for the Convert on AVX-512 (f32 means reordered to u8 in a blocked layout), 0 on AVX2
+    (pooled in u8)."""
+    net = NetBuilder("u8")
+    x_ref = net.parameter("x", (1, 3, 3), "u8")
+    data = {
+        "strides": "1",
+        "pads_begin": "2",
+        "pads_end": "2",
+        "kernel": "2",
+        "dilations": "4",
+        "exclude-pad": "true",
+        "rounding_type": "floor",
+    }
+    mean = net.op("AvgPool", "opset16", "pool", data, [x_ref], [((1, 3, 3), "u8")])[0]
+    net.result("mean", mean)
+    wide = net.op(
+        "Convert", "opset1", "c", {"destination_type": "f32"}, [mean], [((1, 3, 3), "f32")]
+    )[0]
+    net.result("wide", wide)
+    x = np.arange(1, 10, dtype=np.uint8).reshape(1, 3, 3)
+    _agree(tmp_path, net.xml(), net.bin(), x)
