@@ -688,8 +688,11 @@ def _isa_note(p: PoolPlan) -> str:
     from .cpu import plugin_isa
 
     isa = plugin_isa()
-    source = isa.source if isa.name == p.plugin_isa else "plan"
-    parts = [f"openvino's CPU plugin as on {p.plugin_isa} ({source}; IRPOOL_OV_ISA names another)"]
+    if isa.name == p.plugin_isa and isa.source == "this CPU":
+        source = "this CPU; IRPOOL_OV_ISA names another"
+    else:
+        source = "IRPOOL_OV_ISA"
+    parts = [f"openvino's CPU plugin as on {p.plugin_isa} ({source})"]
     if p.dtype == "bfloat16":
         if p.bf16_round == "half_up_if_odd":
             parts.append(
@@ -699,10 +702,10 @@ def _isa_note(p: PoolPlan) -> str:
         else:
             flushed = ", subnormals flushed" if p.bf16_flush else ""
             parts.append(f"bfloat16 results rounded to nearest even{flushed}")
-    if p.integers_in_float32:
-        parts.append("integers pooled in float32 and rounded back half to even")
     if p.runtime_refusal is not None:
         parts.append(p.runtime_refusal)
+    elif p.integers_in_float32:
+        parts.append("integers pooled in float32 and rounded back half to even")
     return "; ".join(parts)
 
 
