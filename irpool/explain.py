@@ -387,8 +387,8 @@ def explain_layer(
         report.notes.append(f"NaN in a window: {NAN_MAX_TEXT[p.nan_max]}")
     if p.float_refusal is not None:
         report.notes.append(f"on float32/float16 data, {p.float_refusal}")
-    if p.plugin_isa is not None:
-        report.notes.append(_isa_note(p))
+    if p.plugin_isa is not None and (p.dtype == "bfloat16" or np.dtype(p.dtype).kind in "iu"):
+        report.notes.append(_isa_note(p))  # (float32/float16/float64 layers: no ISA rule)
     cv = conv.get(name)
     classified = [_classify(a) for a in p.axes]
     for i, (a, (padded, overhang, empty)) in enumerate(zip(p.axes, classified, strict=True)):

@@ -199,3 +199,19 @@ def test_u8_mean_of_an_empty_window_read_by_a_convert(ov: ModuleType, tmp_path: 
     net.result("wide", wide)
     x = np.arange(1, 10, dtype=np.uint8).reshape(1, 3, 3)
     _agree(tmp_path, net.xml(), net.bin(), x)
+
+
+def test_every_bfloat16_pattern_through_a_mean_of_one(monkeypatch: pytest.MonkeyPatch) -> None:
+    """All 65,536 bfloat16 patterns through a 1x1 AvgPool under AVX2's rule: (0 + x) / 1 in
+    float32 (a NaN quieted), then ov::bfloat16's rounding written out here: add 0x8000 where
+    bit 16 is set, modulo 2**32, keep the high half."""
+    monkeypatch.setenv("IRPOOL_OV_ISA", "avx2")
+    x = np.arange(65536, dtype=np.uint32).astype(np.uint16).view(BF16).reshape(1, 1, 256, 256)
+    one = PoolParams("avg", "mean", (1, 1), (1, 1), (1, 1), ((0, 0), (0, 0)))
+    p = plan(one, x.shape, "openvino", dtype="bfloat16")
+    got = pool(x, p)[0].view(np.uint16)
+    with np.errstate(invalid="ignore"):
+        wide = (np.float32(0) + x.astype(np.float32)) / np.float32(1)
+    u = wide.view(np.uint32).astype(np.uint64)
+    want = ((u + ((u >> 16) & 1) * 0x8000) % 2**32 >> 16).astype(np.uint16)
+    np.testing.assert_array_equal(got, want)
