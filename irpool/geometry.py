@@ -380,8 +380,9 @@ class PoolPlan:
     avx2: irpool.cpu.plugin_isa() when the plan is built); None for other conventions."""
     runtime_refusal: str | None = None
     """Why the runtime has no kernel for this layer on data of this plan's dtype (openvino's CPU
-    plugin: a bfloat16 MaxPool-8/14 with its indices used, a one-channel i32 AvgPool that needs
-    the reference kernel), or None."""
+    plugin on AVX-512: a bfloat16 MaxPool-8/14 with its indices used, a one-channel i32 AvgPool
+    that needs the reference kernel; on AVX2: a one-channel i32 AvgPool oneDNN's integer jit
+    does not take, see _avx2_integer_jit), or None."""
 
     @property
     def output_shape(self) -> tuple[int, ...]:
