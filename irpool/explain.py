@@ -385,6 +385,8 @@ def explain_layer(
         report.notes.append(f"NaN in a window: {NAN_MAX_TEXT[p.nan_max]}")
     if p.float_refusal is not None:
         report.notes.append(f"on float32/float16 data, {p.float_refusal}")
+    if p.plugin_isa is not None and (p.dtype == "bfloat16" or np.dtype(p.dtype).kind in "iu"):
+        report.notes.append(_isa_note(p))  # (float32/float16/float64 layers: no ISA rule)
     cv = conv.get(name)
     classified = [_classify(a) for a in p.axes]
     for i, (a, (padded, overhang, empty)) in enumerate(zip(p.axes, classified, strict=True)):
@@ -683,6 +685,9 @@ _PLAN_KEYS = (
     "int_mean",
     "integers_in_float32",
     "narrow_64bit",
+    "plugin_isa",
+    "bf16_flush",
+    "bf16_round",
     "indices",
     "index_axis",
     "index_dtype",
@@ -693,8 +698,37 @@ _SHOWN_ONLY_FOR = {
     **dict.fromkeys(("nan_max", "nan_rule", "max_start", "empty_value"), "max"),
     "sum_order": "mean",
     **dict.fromkeys(("index_axis", "index_dtype", "column_major"), "indices"),
+    **dict.fromkeys(("bf16_flush", "bf16_round"), "bfloat16"),
 }
-"""Fields that mean something only for a max, a mean, or a layer with indices (else null)."""
+"""Fields that mean something only for a max, a mean, a layer with indices or bfloat16 data
+(else null)."""
+
+
+def _isa_note(p: PoolPlan) -> str:
+    """What the instruction set of openvino's CPU plugin (PoolPlan.plugin_isa) decides for this
+    plan: bfloat16 rounding, integers in float32, refusals."""
+    from .cpu import plugin_isa
+
+    isa = plugin_isa()
+    if isa.name == p.plugin_isa and isa.source == "this CPU":
+        source = "this CPU; IRPOOL_OV_ISA names another"
+    else:
+        source = "IRPOOL_OV_ISA"
+    parts = [f"openvino's CPU plugin as on {p.plugin_isa} ({source})"]
+    if p.dtype == "bfloat16":
+        if p.bf16_round == "half_up_if_odd":
+            parts.append(
+                "bfloat16 pooled in float32 and rounded as ov::bfloat16 rounds (half an ulp "
+                "added only where the kept half is odd; subnormals kept)"
+            )
+        else:
+            flushed = ", subnormals flushed" if p.bf16_flush else ""
+            parts.append(f"bfloat16 results rounded to nearest even{flushed}")
+    if p.runtime_refusal is not None:
+        parts.append(p.runtime_refusal)
+    elif p.integers_in_float32:
+        parts.append("integers pooled in float32 and rounded back half to even")
+    return "; ".join(parts)
 
 
 def plan_json(p: PoolPlan) -> dict[str, Any]:
@@ -702,7 +736,8 @@ def plan_json(p: PoolPlan) -> dict[str, Any]:
 
     def shown(name: str) -> Any:
         only = _SHOWN_ONLY_FOR.get(name)
-        if only is not None and not (p.indices if only == "indices" else p.reduce == only):
+        applies = {"indices": p.indices, "bfloat16": p.dtype == "bfloat16"}
+        if only is not None and not applies.get(only, p.reduce == only):
             return None
         value = getattr(p, name)
         return _finite(value) if name in ("max_start", "empty_value") else value

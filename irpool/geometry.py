@@ -18,6 +18,7 @@ import numpy.typing as npt
 
 from . import conventions as conv
 from .conventions import Convention, EmptyIndex, IntMean, NanMax
+from .cpu import plugin_isa as _plugin_isa
 from .cpu import tf_uses_onednn
 from .errors import InputError, ShapeError, SpecError
 from .model import Dim, Plan, Shape
@@ -30,6 +31,7 @@ Divisor = Literal["none", "in_input", "declared", "full"]
 Empty = Literal["openvino", "nan", "zero", "lowest", "-inf"]
 Pads = tuple[tuple[int, int], ...]
 SumOrder = Literal["row_major"]
+Bf16Round = Literal["nearest_even", "half_up_if_odd"]
 
 F32_LOWEST = float(np.finfo(np.float32).min)
 BF16_LOWEST = float(np.array([0xFF7F0000], dtype=np.uint32).view(np.float32)[0])
@@ -365,11 +367,20 @@ class PoolPlan(Plan):
     it runs as; the results are rounded back half to even and saturated."""
     bf16_flush: bool = False
     """bfloat16 results are rounded from float32 with subnormals flushed to a zero of their
-    sign (openvino's CPU plugin, Convention.cpu_plugin_kernels); else plain nearest even."""
+    sign (openvino's CPU plugin on AVX-512, Convention.cpu_plugin_kernels); else not."""
+    bf16_round: Bf16Round = "nearest_even"
+    """How float32 results are rounded to bfloat16: to nearest even, or `half_up_if_odd`
+    (openvino's CPU plugin on a CPU without AVX-512, which pools bfloat16 in float32 and
+    converts the result as ov::bfloat16 rounds: half an ulp is added only where the kept half
+    is odd, so an even one is truncated; subnormals kept, no NaN case; measured)."""
+    plugin_isa: str | None = None
+    """The instruction set of openvino's CPU plugin the plan models (avx512_bf16, avx512,
+    avx2: irpool.cpu.plugin_isa() when the plan is built); None for other conventions."""
     runtime_refusal: str | None = None
     """Why the runtime has no kernel for this layer on data of this plan's dtype (openvino's CPU
-    plugin: a bfloat16 MaxPool-8/14 with its indices used, a one-channel i32 AvgPool that needs
-    the reference kernel), or None."""
+    plugin on AVX-512: a bfloat16 MaxPool-8/14 with its indices used, a one-channel i32 AvgPool
+    that needs the reference kernel; on AVX2: a one-channel i32 AvgPool oneDNN's integer jit
+    does not take, see _avx2_integer_jit), or None."""
 
     @property
     def output_shape(self) -> tuple[int, ...]:
@@ -758,9 +769,17 @@ def plan(
     elif eigen and params.reduce == "max":
         nan_max = "eigen_3d"
     refusal = _negative_pads_refusal(params, sizes, pads) if mlas else None
+    isa = _plugin_isa().name if cv.cpu_plugin_kernels else None
     keeps_integers = params.reduce == "max" and params.indices and indices_used
     in_float32 = cv.integers_in_float32 and not keeps_integers
-    in_float32 = in_float32 and (input_shape[1] > 1 or any(a.dilation > 1 for a in axes))
+    if isa == "avx2":
+        # oneDNN's integer jit (jit_uni_i8i8_pooling) takes one channel only where it can
+        # (_avx2_integer_jit); elsewhere the reference kernel computes in float32
+        in_float32 = in_float32 and (
+            input_shape[1] > 1 or not _avx2_integer_jit(tuple(input_shape), tuple(axes), 4)
+        )
+    else:
+        in_float32 = in_float32 and (input_shape[1] > 1 or any(a.dilation > 1 for a in axes))
     base = PoolPlan(
         **{name: getattr(params, name) for name in _AS_WRITTEN},
         **{name: getattr(cv, name) for name in _AS_CONVENTION},
@@ -774,7 +793,9 @@ def plan(
         nan_max=nan_max,
         integers_in_float32=in_float32,
         float_refusal=refusal,
-        bf16_flush=cv.cpu_plugin_kernels,
+        bf16_flush=cv.cpu_plugin_kernels and isa != "avx2",
+        bf16_round="half_up_if_odd" if isa == "avx2" else "nearest_even",
+        plugin_isa=isa,
         indices_used=indices_used,
     )
     return for_dtype(base, dtype)
@@ -807,8 +828,13 @@ def for_dtype(base: PoolPlan, dtype: str | np.dtype[Any]) -> PoolPlan:
         allowed = ", ".join(FLOAT_DTYPES + INT_DTYPES)
         raise InputError(f"dtype {name} is not supported; expected one of {allowed}")
     integer = name in INT_DTYPES
+    in_float32 = base.integers_in_float32 and integer
+    if base.plugin_isa == "avx2" and name in ("int8", "uint8"):
+        # 8-bit data keeps its own type on AVX2 (oneDNN's integer jit or reference kernel,
+        # whatever the channels; measured)
+        in_float32 = False
     via = None
-    if integer and base.integers_in_float32:
+    if in_float32:
         via = for_dtype(replace(base, integers_in_float32=False), "float32")
     compute = _compute_dtype(name, base)
     start, empty = _max_start(name, compute, base)
@@ -819,9 +845,9 @@ def for_dtype(base: PoolPlan, dtype: str | np.dtype[Any]) -> PoolPlan:
         nan_rule=_nan_rule(base.nan_max, name),
         max_start=start,
         empty_value=empty,
-        integers_in_float32=base.integers_in_float32 and integer,
+        integers_in_float32=in_float32,
         via=via,
-        runtime_refusal=_plugin_refusal(name, base) if base.bf16_flush else None,
+        runtime_refusal=_plugin_refusal(name, base) if base.plugin_isa is not None else None,
     )
 
 
@@ -831,9 +857,25 @@ def _reference_kernel(p: PoolPlan) -> bool:
     return any(a.dilation > 1 for a in p.axes) or any(a.has_empty() for a in p.axes)
 
 
+def _avx2_integer_jit(shape: tuple[int, ...], axes: tuple[AxisPlan, ...], lanes: int) -> bool:
+    """Whether oneDNN's integer pooling jit (jit_uni_i8i8_pooling) takes a layer on AVX2 or
+    SSE4.1: no dilation, no window without a tap in the input (its pads, the ceil overhang
+    included, below the kernel), and at least one vector of `lanes` elements (4 int32 for
+    SSE4.1) in batch x channels x the smaller of each axis's input and output size ("safe
+    load-and-store"; AVX-512 has no such condition).  Measured with openvino 2026.4.1 on an
+    AVX2 CPU: [1, 1, 4] with a kernel of 2 and stride 1 (3 outputs) is refused, [1, 1, 5]
+    runs."""
+    if any(a.dilation > 1 for a in axes) or any(a.has_empty() for a in axes):
+        return False
+    count = shape[0] * shape[1] * math.prod(min(a.size, a.out) for a in axes)
+    return count >= lanes
+
+
 def _plugin_refusal(name: str, p: PoolPlan) -> str | None:
     """Where openvino's CPU plugin has no kernel for the layer on data of dtype `name`
     (measured with openvino 2026.4.1; Convention.cpu_plugin_kernels)."""
+    if p.plugin_isa == "avx2":
+        return _avx2_refusal(name, p)
     if name == "bfloat16" and p.reduce == "max" and p.indices and p.indices_used:
         return (
             f"openvino's CPU plugin cannot compile a bfloat16 {p.op} whose indices output is "
@@ -850,6 +892,33 @@ def _plugin_refusal(name: str, p: PoolPlan) -> str | None:
                 "float data, more than one channel, or windows that all reach the input"
             )
     return None
+
+
+def _avx2_refusal(name: str, p: PoolPlan) -> str | None:
+    """`_plugin_refusal` on an AVX2 CPU (measured with openvino 2026.4.1): a bfloat16
+    MaxPool-8/14 whose indices are used runs (openvino's reference op, in float32); a
+    one-channel i32 AvgPool runs only on oneDNN's integer jit (`_avx2_integer_jit`), which
+    takes no dilation, no window without a tap in the input, and needs at least 4 elements in
+    batch x channels x the smaller of each axis's input and output size."""
+    one_channel_mean = p.reduce == "mean" and p.input_shape[1] == 1
+    if name not in ("int32", "int64") or not one_channel_mean:
+        return None
+    if _avx2_integer_jit(p.input_shape, p.axes, 4):
+        return None
+    if any(a.dilation > 1 for a in p.axes):
+        why = "a dilation > 1"
+    elif any(a.has_empty() for a in p.axes):
+        why = "a window with no tap in the input"
+    else:
+        why = (
+            "fewer than 4 elements in batch x channels x the smaller of each axis's input and "
+            "output size (oneDNN's integer jit on AVX2/SSE4.1)"
+        )
+    return (
+        f"openvino's CPU plugin (AVX2) has no kernel for a one-channel i32 {p.op} with {why} "
+        '("Supported primitive descriptors list is empty for node"); expected float data or '
+        "more than one channel"
+    )
 
 
 def _compute_dtype(name: str, p: PoolPlan) -> str:
@@ -888,7 +957,8 @@ def _max_start(name: str, compute: str, p: PoolPlan) -> tuple[float | int, float
     lowest: float | int = (
         float(np.finfo(compute).min) if kind == "f" else int(np.iinfo(compute).min)
     )
-    if name == "bfloat16" and p.empty == "lowest" and p.bf16_flush and _reference_kernel(p):
+    native = p.plugin_isa is not None and p.plugin_isa != "avx2"  # bfloat16 kernels
+    if name == "bfloat16" and p.empty == "lowest" and native and _reference_kernel(p):
         lowest = BF16_LOWEST
     if p.empty == "-inf" and kind == "f":
         return lowest, -math.inf

@@ -590,6 +590,8 @@ def _pool_plugin(
         x = elements.flush_f32(x)
     if held not in INTERNAL or held == "f16":  # a Parameter's own type; f16 pools in f32
         x, held = elements.widen(x, held)
+    elif held == "bf16" and elements.bf16_held_in_f32():  # and bf16 on AVX2
+        x, held = np.asarray(x.astype(np.float32)), "f32"
     if src.declared in elements.INTEGRAL:
         inner = bound.plan(shape, numpy_dtype(elements.held_type(src.declared)))
         if refuse and inner.runtime_refusal is not None:
@@ -600,7 +602,7 @@ def _pool_plugin(
             x, held = integers_as_float32(x), "f32"
     p, outs = run_pooling(bound, x, limit, refuse=refuse)
     values = Value(outs[0], held, src.declared)
-    if held == "u8" and bound.spec.reduce == "mean" and shape[1] > 1:
+    if held == "u8" and bound.spec.reduce == "mean" and shape[1] > 1 and p.plugin_isa != "avx2":
         values = Value(outs[0], held, src.declared, jit_read=_u8_blocked_nan(outs[0], p))
     return p, [values, *(_declared_value(a) for a in outs[1:])]
 
@@ -609,7 +611,10 @@ def _u8_blocked_nan(values: Array, plan: PoolPlan) -> Array | None:
     """A u8 AvgPool of more than one channel computes its means in f32 and reorders them to u8
     in a blocked layout: an empty window's NaN mean becomes 0 for a Result or a reference
     Convert, but 255 for the jit layers that read the blocked tensor (Converts to floats and
-    i8, pooling layers); measured, openvino 2026.4.1.  None when no window is empty."""
+    i8, pooling layers); measured, openvino 2026.4.1 on AVX-512.  On AVX2 the plugin pools u8
+    in u8 (acb layout) and every reader gets 0 (measured: [1, 3, 5] u8, kernel 2, stride 3, pads
+    0/1, ceil: [2, 4, 0] per channel, 0.0 through a Convert to f32).  None when no window is
+    empty."""
     from .kernel import divisor
 
     div = np.asarray(divisor(plan.via or plan))
@@ -807,28 +812,38 @@ def _family(
     read in its declared type (an integer tensor held in float32 rounded first)."""
     src = optional[0]
     rest = [v.output() if v is not None else None for v in optional[1:]]
-    if src is not None and src.declared == "f16" and src.held == "f32":
+    if src is not None and _half_held(src):
         p, outs = run_family(
             bound, [np.asarray(src.array, dtype=np.float32), *rest], limit, convention
         )
         first = outs[0]
-        kept = Value(first, "f32", "f16") if first.dtype == np.float32 else _declared_value(first)
+        kept = (
+            Value(first, "f32", src.declared)
+            if first.dtype == np.float32
+            else _declared_value(first)
+        )
         return p, [kept, *(_declared_value(a) for a in outs[1:])]
     x = src.output() if src is not None else None
     p, outs = run_family(bound, [x, *rest], limit, convention)
     return p, [_declared_value(a) for a in outs]
 
 
+def _half_held(v: Value) -> bool:
+    """An f16 tensor made inside the net, or a bf16 one on an AVX2 CPU
+    (elements.bf16_held_in_f32), which the plugin holds in float32: layers compute on it so."""
+    return v.held == "f32" and v.declared in ("f16", "bf16")
+
+
 def _elementwise(layer: Layer, execute: Any, ins: list[Value]) -> list[Value]:
     """An elementwise glue layer, computed in the type its inputs are held in: an f16 tensor
     held in float32 stays so (openvino runs an f16 net in float32 at f32 inference precision),
     every other tensor is read in its declared type."""
-    f16_held = any(v.declared == "f16" and v.held == "f32" for v in ins)
-    arrays = [v.array if v.declared == "f16" and v.held == "f32" else v.output() for v in ins]
+    held = next((v.declared for v in ins if _half_held(v)), None)
+    arrays = [v.array if _half_held(v) else v.output() for v in ins]
     outs = _glue(execute, layer, list(arrays))
-    if f16_held:
+    if held is not None:
         return [
-            Value(a, "f32", "f16") if a.dtype == np.float32 else _declared_value(a) for a in outs
+            Value(a, "f32", held) if a.dtype == np.float32 else _declared_value(a) for a in outs
         ]
     return [_declared_value(a) for a in outs]
 

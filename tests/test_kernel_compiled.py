@@ -154,7 +154,7 @@ def test_the_default_path_is_compiled_and_numpy_can_be_forced(
     )
 
 
-def test_what_it_does_not_serve_says_why() -> None:
+def test_what_it_does_not_serve_says_why(monkeypatch: pytest.MonkeyPatch) -> None:
     base = PoolParams("t", "max", (2, 2), (2, 2), (1, 1), ((0, 0), (0, 0)))
     cases = {
         "float64": "float64 data: it computes float32, float16 and bfloat16",
@@ -174,8 +174,18 @@ def test_what_it_does_not_serve_says_why() -> None:
         "a row is longer than its buffers (6 MiB)"
     )
     # integer layers that openvino pools in float32 run their float32 plan compiled
-    ints = plan(base, (1, 2, 4, 4), "openvino", dtype="int8")
+    ints = plan(base, (1, 2, 4, 4), "openvino", dtype="int32")
     assert ints.via is not None and compiled.serves(ints.via)
+    # bfloat16 as openvino rounds it without AVX-512 (PoolPlan.bf16_round): the numpy core
+    monkeypatch.setenv("IRPOOL_OV_ISA", "avx2")
+    for reduce in ("max", "mean"):
+        bf16 = plan(dataclasses.replace(base, reduce=reduce), (1, 1, 4, 4), dtype="bfloat16")
+        assert compiled.why_not(bf16) == (
+            "bfloat16 rounding half_up_if_odd: it rounds to nearest even only"
+        )
+        assert compiled.why_not(plan(base, (1, 1, 4, 4), dtype="float32")) is None
+    monkeypatch.setenv("IRPOOL_OV_ISA", "avx512_bf16")
+    assert compiled.serves(plan(base, (1, 1, 4, 4), dtype="bfloat16"))
 
 
 @pytest.mark.parametrize("name", [w.name for w in workloads.WORKLOADS])
@@ -206,8 +216,11 @@ def test_threads_and_blocks_give_the_same_bits(monkeypatch: pytest.MonkeyPatch) 
 
 
 @pytest.mark.parametrize("name", DTYPES)
-def test_wide_windows(name: str) -> None:
-    """5x5 and 7x7 stride-1 averages and maxima (wider than the random plans draw)."""
+def test_wide_windows(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """5x5 and 7x7 stride-1 averages and maxima (wider than the random plans draw); bfloat16
+    as openvino rounds it on AVX-512 (the compiled path leaves AVX2's rounding to the numpy
+    core)."""
+    monkeypatch.setenv("IRPOOL_OV_ISA", "avx512_bf16")
     rng = np.random.default_rng(7)
     for k in (5, 7):
         for shape, pad, count_pad, rounding in (

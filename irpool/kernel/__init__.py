@@ -181,7 +181,7 @@ def pool(
     flush = plan.bf16_flush and name == "bfloat16"
 
     def put(values: Array, dst: Array) -> None:
-        store(values, dst, name, flush)
+        store(values, dst, name, flush, plan.bf16_round)
 
     def run_chunk(p0: int) -> None:
         work = held.setdefault(threading.get_ident(), Scratch())

@@ -116,6 +116,8 @@ _KNOWN_FIELDS = frozenset(
         "indices_used",  # decides refusals and integer handling upstream, not the values
         "runtime_refusal",  # run refuses such a plan before the kernel; fixtures compute it
         "bf16_flush",  # served: kernels of kind 3 for means, a flush after them for maxima
+        "plugin_isa",  # decides the plan's other fields, nothing in the kernel
+        "bf16_round",  # served at nearest_even; why_not refuses bfloat16 data otherwise
     }
 )
 
@@ -167,6 +169,8 @@ def why_not(plan: PoolPlan) -> str | None:
             return f"the plan's {f.name} is {getattr(plan, f.name)!r}, which it does not implement"
     if plan.dtype not in KINDS or plan.compute != "float32":
         return f"{plan.dtype} data: it computes float32, float16 and bfloat16"
+    if plan.dtype == "bfloat16" and plan.bf16_round != "nearest_even":
+        return f"bfloat16 rounding {plan.bf16_round}: it rounds to nearest even only"
     if not 1 <= len(plan.axes) <= 3:
         return f"{len(plan.axes)} spatial axes: it computes 1 to 3"
     if any(a.out <= 0 for a in plan.axes) or 0 in plan.input_shape:

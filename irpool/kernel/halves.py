@@ -92,3 +92,18 @@ def f32_to_bf16(dst: Array, src: Array, work: Array) -> None:
     if nan.any():
         t[nan] = (u[nan] >> np.uint32(16)) & np.uint32(0x8000) | np.uint32(0x7FC0)
     np.copyto(dst.view(np.uint16), t, casting="unsafe")
+
+
+def f32_to_bf16_half_up_if_odd(dst: Array, src: Array, work: Array) -> None:
+    """dst[...] = src (float32) rounded to bfloat16 as ov::bfloat16 rounds (openvino's CPU
+    plugin without AVX-512): 0x8000 is added to the bits only where bit 16 (the lowest kept
+    one) is set, modulo 2**32, then the low half is dropped; subnormals are kept and NaNs get
+    no case of their own (0x7FFFFFFF becomes 0x8000).  `work`: a uint32 array of src's
+    shape."""
+    u = src.view(np.uint32)
+    t = work
+    np.bitwise_and(u, np.uint32(0x10000), out=t)
+    np.right_shift(t, 1, out=t)
+    np.add(t, u, out=t)
+    np.right_shift(t, 16, out=t)
+    np.copyto(dst.view(np.uint16), t, casting="unsafe")

@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from .halves import f16_to_f32, f32_to_bf16, f32_to_f16
+from .halves import f16_to_f32, f32_to_bf16, f32_to_bf16_half_up_if_odd, f32_to_f16
 from .scratch import Scratch
 
 Array = npt.NDArray[Any]
@@ -110,11 +110,14 @@ def flush_subnormals(values: Array) -> Array:
     return values
 
 
-def store(acc: Array, dst: Array, name: str, flush: bool = False) -> None:
+def store(
+    acc: Array, dst: Array, name: str, flush: bool = False, bf16_round: str = "nearest_even"
+) -> None:
     """Write computed values to the output dtype (nearest even for floats; with `flush`,
     float32 subnormals become zeros before bfloat16 rounding, as openvino's CPU plugin
-    converts; float64 outputs computed in float32 saturate at +-FLT_MAX, as openvino converts
-    them; integers saturate)."""
+    converts on AVX-512; `bf16_round` half_up_if_odd: bfloat16 as that plugin rounds without
+    AVX-512 (PoolPlan.bf16_round); float64 outputs computed in float32 saturate at +-FLT_MAX,
+    as openvino converts them; integers saturate)."""
     if flush and name == "bfloat16" and acc.dtype == np.float32:
         acc = flush_subnormals(np.array(acc))
     if name == "float64" and acc.dtype == np.float32:
@@ -122,7 +125,12 @@ def store(acc: Array, dst: Array, name: str, flush: bool = False) -> None:
     elif dst.dtype.kind in "iu" and acc.dtype.kind in "iu" and acc.dtype != dst.dtype:
         acc = np.clip(acc, *_int_range(dst.dtype))
     elif acc.dtype == np.float32 and name in ("float16", "bfloat16"):
-        narrow = f32_to_f16 if name == "float16" else f32_to_bf16
+        if name == "float16":
+            narrow = f32_to_f16
+        elif bf16_round == "half_up_if_odd":
+            narrow = f32_to_bf16_half_up_if_odd
+        else:
+            narrow = f32_to_bf16
         narrow(dst, acc, np.empty(acc.shape, np.uint32))
         return
     np.copyto(dst, acc, casting="unsafe")

@@ -145,6 +145,30 @@ def bf16_rne_flush(x: Array) -> Array:
     return _bf16(r)
 
 
+def bf16_held_in_f32() -> bool:
+    """Whether the plugin holds a bfloat16 tensor made inside a net in float32, as it holds
+    f16 (irpool.cpu.plugin_isa() is avx2: no bfloat16 kernels).  Then a Convert to bf16 rounds
+    nothing, a bfloat16 layer computes in float32 and keeps its result so, and only a Result
+    rounds to bfloat16 (`bf16_from_f32`); a bf16 Parameter is physically bfloat16 (measured
+    with openvino 2026.4.1 on an AVX2 CPU: i64 -> Convert bf16 -> Convert f64 gives 257.0 for
+    257, f32 -> Convert bf16 -> AvgPool averages the unrounded values)."""
+    from ..cpu import plugin_isa
+
+    return plugin_isa().name == "avx2"
+
+
+def bf16_from_f32(x: Array) -> Array:
+    """float32 -> bfloat16 as the plugin's jit converts on this machine's instruction set
+    (irpool.cpu.plugin_isa()): with AVX-512 `bf16_rne_flush`; with AVX2 only (a Result of a
+    bf16 tensor held in float32, see `bf16_held_in_f32`) as ov::bfloat16 rounds,
+    `bf16_odd_round` without a NaN case (0x3F80C000 -> 0x3F80, 0x3F818000 -> 0x3F82, 1e-40
+    kept, 0x7FFFFFFF -> 0x8000, 0x7F800001 -> infinity; measured with openvino 2026.4.1 on an
+    AVX2 CPU)."""
+    if bf16_held_in_f32():
+        return bf16_odd_round(x, quiet_nan=False)
+    return bf16_rne_flush(x)
+
+
 def bf16_odd_round(x: Array, quiet_nan: bool = True) -> Array:
     """float32 -> bfloat16 as the plugin's scalar bfloat16 type rounds (the reference Convert
     from f64 and from 16/32/64-bit integers): 0x8000 is added only when the kept half is odd,
@@ -157,6 +181,14 @@ def bf16_odd_round(x: Array, quiet_nan: bool = True) -> Array:
         nan = ((u & 0x7F800000) == 0x7F800000) & ((u & 0x7FFFFF) != 0)
         r = np.where(nan, (u >> 16) | 0x40, r)
     return _bf16(r)
+
+
+def _quiet(x: Array) -> Array:
+    """float32 values with every NaN's quiet bit set (as x86 conversions give them)."""
+    u = np.ascontiguousarray(np.asarray(x, dtype=np.float32)).view(np.uint32).copy()
+    nan = ((u & 0x7F800000) == 0x7F800000) & ((u & 0x7FFFFF) != 0)
+    u[nan] |= np.uint32(0x400000)
+    return u.view(np.float32)
 
 
 def flush_f32(x: Array) -> Array:
@@ -225,6 +257,7 @@ def convert(x: Array, src: str, dst: str) -> tuple[Array, str]:
     * f64 -> f32/f16: clamp to +-FLT_MAX, round; f64 -> bf16: clamp to +-3.3895e38, round to
       float, then the scalar bfloat16 rounding (`bf16_odd_round`);
     * f32/f16 -> bf16: round to nearest even, subnormals flushed (`bf16_rne_flush`);
+    * on an AVX2 CPU (`bf16_held_in_f32`) -> bf16 is -> f32 (held so; a Result rounds);
     * integer -> float: the nearest float32 (-> bf16: `bf16_odd_round` of it, exact for
       i8/u8);
     * -> boolean: see `_to_boolean`.
@@ -239,6 +272,9 @@ def convert(x: Array, src: str, dst: str) -> tuple[Array, str]:
             return x, "f16"
         value, _ = convert(x, src, "f32")
         return value, "f32"
+    if dst == "bf16" and bf16_held_in_f32():  # held in float32 (AVX2), as f16 is
+        value, _ = convert(x, src, "f32")
+        return (_quiet(value) if src == "f16" else value), "f32"
     held = HELD[dst]
     if dst == "boolean":
         return _to_boolean(x, src).astype(np.uint8), held
@@ -299,6 +335,8 @@ def deliver(x: Array, held: str, declared: str) -> Array:
         return deliver(reorder_to_integer(x, declared), HELD[declared], declared)
     if declared == "f16":
         return to_f16(x)
+    if declared == "bf16" and held != "bf16" and bf16_held_in_f32():
+        return bf16_from_f32(np.asarray(x, dtype=np.float32))
     if declared == "f64":
         return np.asarray(clamp_keep_nan(_floats64(x), -FLT_MAX, FLT_MAX))
     if declared == "boolean":
