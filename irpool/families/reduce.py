@@ -48,7 +48,7 @@ Order = Literal["ov_jit", "ov_reference", "mlas_global", "sequential"]
 NanMax = Literal["maxps", "mlas", "propagate", "first"]
 EmptyRule = Literal["openvino", "zero_or_-inf", "nan_or_refuse"]
 
-Bf16Store = Literal["nearest_even", "first_bit_even"]
+Bf16Store = Literal["nearest_even", "half_up_if_odd"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -368,7 +368,7 @@ class Reduction(Family):
             integer_store=dtype in INT_DTYPES,
             isa=isa.name if isa else "",
             u8_vector_packs=avx2,
-            bf16_store="first_bit_even" if avx2 else "nearest_even",
+            bf16_store="half_up_if_odd" if avx2 else "nearest_even",
         )
         if schedule is not None:
             return ReducePlan(**base, **asdict(schedule))
@@ -487,7 +487,7 @@ class Reduction(Family):
 
 BF16_TEXT = {
     "nearest_even": "the float32 result rounded to nearest even",
-    "first_bit_even": "the float32 result's high half, plus one when the first dropped bit and "
+    "half_up_if_odd": "the float32 result's high half, plus one when the first dropped bit and "
     "the last kept bit are both 1 (the plugin's Convert without AVX-512 sees no other dropped "
     "bit: 0x3EBEE000 gives 0x3EBE)",
 }
@@ -554,7 +554,7 @@ def lanes_text(plan: ReducePlan) -> str:
 
 def empty_text(plan: ReducePlan) -> str:
     if plan.empty == "openvino":
-        avx2 = plan.bf16_store == "first_bit_even"
+        avx2 = plan.bf16_store == "half_up_if_odd"
         bf16 = ", bf16 -inf: float32's through the Convert" if avx2 else ""
         return (
             "0 for sums and means (not NaN: D23), the lowest value of the output type for max "

@@ -16,6 +16,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ..families.reduce import ReducePlan
+from ..ops.elements import bf16_odd_round
 
 Array = npt.NDArray[Any]
 F32 = np.float32
@@ -187,9 +188,9 @@ def _empty(plan: ReducePlan, out: np.dtype[Any]) -> Array:
         return np.full(shape, fill, dtype=out)
     if plan.empty != "openvino":
         return np.full(shape, -np.inf, dtype=out)
-    if out.name == "bfloat16" and plan.bf16_store == "first_bit_even":
+    if out.name == "bfloat16" and plan.bf16_store == "half_up_if_odd":
         # a float32 output buffer (lowest()) through the Convert: -inf
-        return np.full(shape, _bf16_first_bit_even(np.asarray(LOWEST32))).view(out)
+        return np.full(shape, _bf16_half_up_if_odd(np.asarray(LOWEST32))).view(out)
     if out.name == "bfloat16":
         return np.full(shape, np.uint16(0xFF7F)).view(out)
     if out.kind == "f":
@@ -376,16 +377,12 @@ def _openvino(x: Array, plan: ReducePlan) -> Array:
     if in_dtype == np.float64:
         big = float(np.finfo(F32).max)
         return np.asarray(np.clip(res.astype(np.float64), -big, big))
-    if in_dtype.name == "bfloat16" and plan.bf16_store == "first_bit_even":
-        return _bf16_first_bit_even(res).view(in_dtype)
+    if in_dtype.name == "bfloat16" and plan.bf16_store == "half_up_if_odd":
+        return _bf16_half_up_if_odd(res).view(in_dtype)
     return np.asarray(res.astype(in_dtype))
 
 
-def _bf16_first_bit_even(v: Array) -> Array:
-    """The bits of openvino's float32 -> bfloat16 Convert without AVX-512 (measured on all
-    classes of float32 bit patterns, NaN and infinities included): the high half, plus one
-    when bit 15 (the first dropped bit) and bit 16 (the last kept bit) are both 1, as a round
-    to nearest even that sees no dropped bit but the first.  No subnormal is flushed; a NaN's
-    payload can carry into the sign (0x7FFFFFFF gives 0x8000)."""
-    u = np.asarray(v, F32).view(np.uint32)
-    return np.asarray(((u >> 16) + ((u >> 15) & (u >> 16) & 1)).astype(np.uint16))
+def _bf16_half_up_if_odd(v: Array) -> Array:
+    """The bits of openvino's float32 -> bfloat16 Convert without AVX-512 (ops.elements:
+    half an ulp added only where the kept half is odd, no subnormal flushed, no NaN case)."""
+    return np.asarray(bf16_odd_round(np.asarray(v, F32), quiet_nan=False)).view(np.uint16)

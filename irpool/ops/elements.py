@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from ..kernel.halves import f32_to_bf16_half_up_if_odd
 from ..model import numpy_dtype
 
 Array = npt.NDArray[Any]
@@ -175,12 +176,13 @@ def bf16_odd_round(x: Array, quiet_nan: bool = True) -> Array:
     so an odd result rounds half up and an even one is truncated (3e9 = 0x4F32D05E ->
     0x4F32).  `quiet_nan` off: the core's bfloat16 (constant folding) has no NaN case, so a
     NaN whose payload lies below bit 16 becomes infinity."""
-    u = _bits(x)
-    r = (u + (((u >> 16) & 1) << 15)) >> 16
+    f = np.ascontiguousarray(np.asarray(x, dtype=np.float32))
+    out = np.empty(f.shape, numpy_dtype("bf16"))
+    f32_to_bf16_half_up_if_odd(out, f, np.empty(f.shape, np.uint32))
     if quiet_nan:
-        nan = ((u & 0x7F800000) == 0x7F800000) & ((u & 0x7FFFFF) != 0)
-        r = np.where(nan, (u >> 16) | 0x40, r)
-    return _bf16(r)
+        nan = np.isnan(f)
+        out.view(np.uint16)[nan] = (f.view(np.uint32)[nan] >> 16 | 0x40).astype(np.uint16)
+    return out
 
 
 def _quiet(x: Array) -> Array:
