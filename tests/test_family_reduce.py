@@ -241,7 +241,7 @@ def test_explain_names_the_lanes(tmp_path: Path, isa: str, text: str) -> None:
     proc = irpool("explain", path, "--layer", "pool", "--json", env=env)
     assert proc.returncode == 0, proc.stderr
     layer = json.loads(proc.stdout)["layers"][0]
-    assert (layer["lanes"], layer["isa"]) == (16 if isa != "avx2" else 8, isa)
+    assert (layer["lanes"], layer["plugin_isa"]) == (16 if isa != "avx2" else 8, isa)
     proc = irpool("explain", path, "--layer", "pool", cwd=ROOT, env=env)
     assert text in proc.stdout
 

@@ -35,7 +35,7 @@ import numpy as np
 from ..conventions import Convention
 from ..cpu import TITLES, plugin_isa
 from ..errors import ShapeError, SpecError
-from ..geometry import FLOAT_DTYPES, INT_DTYPES
+from ..geometry import FLOAT_DTYPES, INT_DTYPES, Bf16Round
 from ..model import Dim, Shape
 from . import F32_EPS, Array, Explained, Family, FamilyParams, FamilyPlan, Values, plan_head
 
@@ -47,8 +47,6 @@ Kind = Literal["mean", "max", "sum", "l1", "l2"]
 Order = Literal["ov_jit", "ov_reference", "mlas_global", "sequential"]
 NanMax = Literal["maxps", "mlas", "propagate", "first"]
 EmptyRule = Literal["openvino", "zero_or_-inf", "nan_or_refuse"]
-
-Bf16Store = Literal["nearest_even", "half_up_if_odd"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -106,12 +104,12 @@ class ReducePlan(Schedule, FamilyPlan):
     integer_store: bool = False
     """Integer data: folded in float32, the running value stored into the integer output
     after every kernel call (openvino)."""
-    isa: str = ""
+    plugin_isa: str = ""
     """openvino: the instruction set the plan models (irpool.cpu: avx512_bf16, avx512, avx2)."""
     u8_vector_packs: bool = False
     """openvino, u8 output: the vector store packs like the scalar store (packusdw, packuswb:
     32768 and more become 0; AVX2) instead of saturating to [0, 255] (AVX-512)."""
-    bf16_store: Bf16Store = "nearest_even"
+    bf16_round: Bf16Round = "nearest_even"
     """openvino, bfloat16 data: how the float32 result becomes bfloat16: to nearest even
     (AVX-512), or up exactly when the first dropped bit and the last kept bit are both 1
     (AVX2: the plugin's Convert, which sees no other dropped bit)."""
@@ -366,9 +364,9 @@ class Reduction(Family):
             nan_max=rules.nan_max,
             empty=rules.empty,
             integer_store=dtype in INT_DTYPES,
-            isa=isa.name if isa else "",
+            plugin_isa=isa.name if isa else "",
             u8_vector_packs=avx2,
-            bf16_store="half_up_if_odd" if avx2 else "nearest_even",
+            bf16_round="half_up_if_odd" if avx2 else "nearest_even",
         )
         if schedule is not None:
             return ReducePlan(**base, **asdict(schedule))
@@ -437,7 +435,7 @@ class Reduction(Family):
                 f"saturate, {u8}: D27); means and roots truncated"
             )
         if plan.dtype == "bfloat16" and plan.convention == "openvino":
-            lines.append(f"bfloat16 result: {BF16_TEXT[plan.bf16_store]}")
+            lines.append(f"bfloat16 result: {BF16_TEXT[plan.bf16_round]}")
         data = {
             "family": "reduce",
             "reduce": plan.kind,
@@ -449,7 +447,7 @@ class Reduction(Family):
             "reduced_view_axes": [k for k, r in enumerate(plan.reduced) if r],
             "chunk": plan.chunk,
             "lanes": plan.lanes or None,
-            "isa": plan.isa or None,
+            "plugin_isa": plan.plugin_isa or None,
             "nan_rule": plan.nan_max if plan.kind == "max" else None,
             "empty_result": empty_text(plan),
             "compute": plan.compute,
@@ -549,12 +547,12 @@ quarters or halves, then movshdup/movhlps within one)."""
 
 def lanes_text(plan: ReducePlan) -> str:
     """e.g. '8 lanes (AVX2)'."""
-    return f"{plan.lanes} lanes ({TITLES.get(plan.isa, plan.isa)})"
+    return f"{plan.lanes} lanes ({TITLES.get(plan.plugin_isa, plan.plugin_isa)})"
 
 
 def empty_text(plan: ReducePlan) -> str:
     if plan.empty == "openvino":
-        avx2 = plan.bf16_store == "half_up_if_odd"
+        avx2 = plan.bf16_round == "half_up_if_odd"
         bf16 = ", bf16 -inf: float32's through the Convert" if avx2 else ""
         return (
             "0 for sums and means (not NaN: D23), the lowest value of the output type for max "

@@ -188,7 +188,7 @@ def _empty(plan: ReducePlan, out: np.dtype[Any]) -> Array:
         return np.full(shape, fill, dtype=out)
     if plan.empty != "openvino":
         return np.full(shape, -np.inf, dtype=out)
-    if out.name == "bfloat16" and plan.bf16_store == "half_up_if_odd":
+    if out.name == "bfloat16" and plan.bf16_round == "half_up_if_odd":
         # a float32 output buffer (lowest()) through the Convert: -inf
         return np.full(shape, _bf16_half_up_if_odd(np.asarray(LOWEST32))).view(out)
     if out.name == "bfloat16":
@@ -377,7 +377,7 @@ def _openvino(x: Array, plan: ReducePlan) -> Array:
     if in_dtype == np.float64:
         big = float(np.finfo(F32).max)
         return np.asarray(np.clip(res.astype(np.float64), -big, big))
-    if in_dtype.name == "bfloat16" and plan.bf16_store == "half_up_if_odd":
+    if in_dtype.name == "bfloat16" and plan.bf16_round == "half_up_if_odd":
         return _bf16_half_up_if_odd(res).view(in_dtype)
     return np.asarray(res.astype(in_dtype))
 
