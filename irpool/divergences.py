@@ -769,10 +769,11 @@ TABLE: tuple[Divergence, ...] = (
     ),
     Divergence(
         "D17",
-        "openvino ReduceMax loses a NaN in the 16th lane",
+        "openvino ReduceMax loses a NaN that ends a lane (the 16th element)",
         f"{OV} vs onnxruntime, PyTorch, onnx reference",
         "x = `[1]*15 + [NaN]` over (2, 3): OpenVINO ReduceMax -3.4028235e38 (the NaN ends lane "
-        "15, the lane tree gives NaN, MAXPS(NaN, lowest) gives lowest); onnxruntime "
+        "15 of 16 with AVX-512, lane 7 of 8 with AVX2, the lane tree gives NaN, MAXPS(NaN, "
+        "lowest) gives lowest); onnxruntime "
         "GlobalMaxPool NaN, ReduceMax-18 1.0; onnx reference and PyTorch NaN; 17 elements with "
         "the NaN last: OpenVINO NaN",
         family_touched=_d17_touched,
@@ -901,7 +902,8 @@ TABLE: tuple[Divergence, ...] = (
         "D31",
         "summation orders of global average pooling",
         f"{OV} vs onnxruntime vs PyTorch",
-        "OpenVINO: 16-lane chunks and a tree; onnxruntime GlobalAveragePool: 4 lanes; "
+        "OpenVINO: 16-lane (AVX-512) or 8-lane (AVX2) chunks and a tree; onnxruntime "
+        "GlobalAveragePool: 4 lanes; "
         "ReduceMean: Eigen packets; PyTorch: a cascade; 1x3x7x9: OpenVINO vs onnxruntime "
         "2.98e-8; all within (n + 1) * eps * mean|x|",
         family_between=_d31_between,
@@ -1387,7 +1389,7 @@ def _family_rows() -> tuple[FamilyRow, ...]:
     inf = math.inf
     return (
         FamilyRow(
-            "D17", "NaN in the 16th lane of a max", (1, 1, 1, 16), (1,) * 15 + (nan,), maxima
+            "D17", "NaN as the 16th element of a max", (1, 1, 1, 16), (1,) * 15 + (nan,), maxima
         ),
         FamilyRow("D18", "global max of [1, NaN]", (1, 1, 1, 2), (1, nan), maxima),
         FamilyRow("D18-first", "global max of [NaN, 1]", (1, 1, 1, 2), (nan, 1), maxima),
