@@ -750,8 +750,8 @@ def plan(
     rule = shape_rule(params.rounding, cv)
     # TensorFlow's Eigen cuboid kernels: SAME pads unclamped, their own NaN rule (eigen_cuboid)
     eigen = cv.eigen_cuboid and spatial == 3 and not params.indices
-    name = dtype if isinstance(dtype, str) else np.dtype(dtype).name
-    eigen = eigen and all(d == 1 for d in params.dilations) and not tf_uses_onednn(name)
+    dtype_name = dtype if isinstance(dtype, str) else np.dtype(dtype).name
+    eigen = eigen and all(d == 1 for d in params.dilations) and not tf_uses_onednn(dtype_name)
     axes = [axis_plan(params, i, n, cv, not eigen) for i, n in enumerate(sizes)]
     pads = tuple((a.pad_begin, a.pad_end) for a in axes)
     _refuse_inexpressible(params, axes, cv)
