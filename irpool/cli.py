@@ -920,11 +920,14 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _check_environment() -> None:
     """Every irpool setting of the environment is read before anything runs, so that a bad one
-    is refused by name whatever the command (an integer >= 1, or unset)."""
+    is refused by name whatever the command (an integer >= 1, or unset; IRPOOL_OV_ISA one of
+    the instruction sets irpool models)."""
+    from .cpu import plugin_isa
     from .env import env_int
 
     for name in ("IRPOOL_MAX_ELEMENTS", "IRPOOL_MAX_XML_BYTES", "IRPOOL_THREADS"):
         env_int(name, 1)
+    plugin_isa()
 
 
 def _one_line(text: str) -> str:

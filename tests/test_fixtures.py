@@ -1345,3 +1345,17 @@ def test_install_hints_name_real_extras_and_packages() -> None:
             assert extra.group(1) in extras, (where, hint)
         else:
             assert hint.lower() in packages, (where, hint)
+
+
+def test_index_names_the_cpu_its_openvino_outputs_model(tmp_path: Path) -> None:
+    """The expected outputs depend on the CPU openvino runs on (AVX2 vs AVX-512): index.json
+    says which one they model, the one IRPOOL_OV_ISA names when it is set."""
+    env = {**os.environ, "IRPOOL_OV_ISA": "avx2"}
+    out = irpool("fixtures", str(tmp_path / "fx"), "--preset", "smoke", env=env)
+    assert out.returncode == 0, out.stderr
+    index = json.loads((tmp_path / "fx" / "index.json").read_text())
+    assert index["openvino_cpu"] == {"isa": "avx2", "source": "IRPOOL_OV_ISA"}
+    env["IRPOOL_OV_ISA"] = "avx9"
+    bad = irpool("fixtures", str(tmp_path / "fx2"), "--preset", "smoke", env=env)
+    assert bad.returncode == 2 and "IRPOOL_OV_ISA='avx9'" in bad.stderr
+    assert "Traceback" not in bad.stderr
