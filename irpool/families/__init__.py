@@ -22,6 +22,7 @@ keeps its switches per convention, with the measurement behind each, in its own 
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -99,7 +100,7 @@ class Explained:
     notes: list[str] = field(default_factory=list)
 
 
-class Family:
+class Family(ABC):
     """One pooling family: how its layers are read, inferred, planned and explained."""
 
     name = "family"
@@ -112,8 +113,10 @@ class Family:
     """Inputs that are tensors the kernel takes (the rest are constants such as sizes)."""
     conventions: tuple[str, ...] = ("openvino", "onnx", "torch")
 
+    @abstractmethod
     def read(self, spec: OpSpec, layer: Layer, rank: int | None, values: Values) -> FamilyParams:
-        raise NotImplementedError
+        """The layer's attributes and constant integer inputs as the family's params, checked
+        as the runtime checks them."""
 
     def infer(
         self, params: FamilyParams, shape: Shape | None, convention: Convention
@@ -124,23 +127,25 @@ class Family:
             return None, ()
         return self.infer_known(params, shape, convention)
 
+    @abstractmethod
     def infer_known(
         self, params: FamilyParams, shape: Shape, convention: Convention
     ) -> tuple[Shape | None, tuple[str, ...]]:
         """`infer` for an input whose rank is known."""
-        raise NotImplementedError
 
+    @abstractmethod
     def plan(
         self, params: FamilyParams, shape: tuple[int, ...], dtype: str, convention: Convention
     ) -> FamilyPlan:
-        raise NotImplementedError
+        """The immutable, dtype-complete plan the kernel executes."""
 
     def output_types(self, params: FamilyParams, input_type: str | None) -> list[str | None]:
         """Element types of the outputs for an input of `input_type`."""
         return [input_type]
 
+    @abstractmethod
     def explain(self, plan: FamilyPlan) -> Explained:
-        raise NotImplementedError
+        """The plan in words and JSON."""
 
     def allowance(
         self, plan: FamilyPlan, inputs: Sequence[Array | None], expected: Array

@@ -118,8 +118,12 @@ class Unpool(Family):
             return out, tuple(
                 f"output_shape (input 2) [{i}] = {d}" for i, d in enumerate(params.output_shape)
             )
-        if shape is None:
-            return None, ()
+        return super().infer(params, shape, convention)
+
+    def infer_known(
+        self, params: FamilyParams, shape: Shape, convention: Convention
+    ) -> tuple[Shape | None, tuple[str, ...]]:
+        assert isinstance(params, UnpoolParams)
         if params.shape_input:
             return tuple(Dim.dynamic() for _ in shape), tuple(
                 "output_shape (input 2) is not a constant: ?" for _ in shape
