@@ -146,7 +146,9 @@ SLOW = os.environ.get("IRPOOL_SLOW") == "1"
 runtimes and the real networks. Without it they are skipped, each with the reason in pytest's
 summary, so that the default `python -m pytest` stays a few minutes on two cores."""
 
-SLOW_REASON = "slow sweep, skipped by default: IRPOOL_SLOW=1 or pytest -m slow runs it (.ci/run does)"
+SLOW_REASON = (
+    "slow sweep, skipped by default: IRPOOL_SLOW=1 or pytest -m slow runs it (.ci/run does)"
+)
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
