@@ -22,6 +22,7 @@ from . import convert_report as _onnx_convert_report  # noqa: F401
 from . import explain as _explain_module  # noqa: F401
 from . import fixtures as _fixtures_module  # noqa: F401
 from . import run as _run_module  # noqa: F401
+from . import extract as _extract_module  # noqa: F401
 from .api import (
     ExplainReport,
     check,
@@ -36,6 +37,7 @@ from .api import (
 )
 from .compare import CompareReport
 from .convert_report import ConvertReport
+from .extract import ExtractResult, extract
 from .errors import IrpoolError
 from .run_report import RunReport
 
@@ -43,6 +45,7 @@ __all__ = [
     "CompareReport",
     "ConvertReport",
     "ExplainReport",
+    "ExtractResult",
     "IrpoolError",
     "RunReport",
     "__version__",
@@ -51,6 +54,7 @@ __all__ = [
     "compile_pool",
     "convert_report",
     "explain",
+    "extract",
     "fixtures",
     "load",
     "pool",
