@@ -1,5 +1,6 @@
 """`irpool extract` on the command line, and the `--extract DIR` of compare and
-convert-report (irpool/cli.py registers them; the work is irpool.extract's)."""
+convert-report (irpool/cli.py registers them; the work is irpool.extract's, imported only
+when a command runs, so that --help stays light)."""
 
 from __future__ import annotations
 
@@ -9,11 +10,11 @@ import sys
 from collections.abc import Mapping
 from typing import Any
 
-from ..errors import IrpoolError, UsageError
+from .errors import IrpoolError, UsageError
 
 
 def add_options(p: Any) -> None:
-    from .. import cli
+    from . import cli
 
     p.add_argument("model", metavar="MODEL", help="model.xml or model.onnx")
     p.add_argument(
@@ -84,8 +85,8 @@ def add_options(p: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from .. import cli
-    from . import check_outdir, extract_layer
+    from . import cli
+    from .extract import check_outdir, extract_layer
 
     graph = cli.load_model(args.model)
     if graph.fragment:
@@ -161,7 +162,7 @@ def add_extract_option(p: Any) -> None:
 def check_extract_dir(args: argparse.Namespace) -> None:
     """Refuse an --extract folder that cannot be written, before anything runs."""
     if getattr(args, "extract", None):
-        from . import check_outdir
+        from .extract import check_outdir
 
         check_outdir(args.extract, args.force, [args.model, *(args.inputs or [])])
 
@@ -174,7 +175,7 @@ def extract_all(
     convention: str | None,
 ) -> list[str]:
     """Bundles of `layers` (in order) into args.extract; the lines the report prints after it."""
-    from . import extract_layer, move_into_place
+    from .extract import extract_layer, move_into_place
 
     if not layers:
         return [f"--extract: no differing layer, nothing written to {args.extract}"]
