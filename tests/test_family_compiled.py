@@ -102,3 +102,48 @@ def test_head_reductions(shape: tuple[int, ...], axes: tuple[int, ...], kind: st
     prepared = PreparedFamily(plan, 1, "compiled")
     assert prepared.path == "compiled" or why_not(plan) is not None
     assert same_bits(prepared([x])[0], execute(plan, [x])[0])
+
+
+@st.composite
+def adaptive_cases(draw: Any) -> tuple[Any, Any, str]:
+    from irpool.families.adaptive import AdaptiveParams
+
+    nd = draw(st.integers(1, 3))
+    spatial = [draw(st.integers(1, 9)) for _ in range(nd)]
+    sizes = tuple(draw(st.integers(1, 8)) for _ in range(nd))
+    shape = (draw(st.integers(1, 2)), draw(st.integers(1, 3)), *spatial)
+    reduce = draw(st.sampled_from(["mean", "max"]))
+    convention = draw(st.sampled_from(["openvino", "torch"]))
+    dtypes = ["float32", "float16", "int32", "int8"] if convention == "openvino" else DTYPES
+    dtype = draw(st.sampled_from(dtypes))
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+    if dtype.startswith("int"):
+        x: Any = rng.integers(-100, 100, shape).astype(dtype)
+    else:
+        x = _values(rng, shape, dtype, draw(st.booleans()))
+    indices = reduce == "max" and draw(st.booleans())
+    params = AdaptiveParams(
+        op="Adaptive",
+        reduce=reduce,
+        sizes=sizes,
+        indices=reduce == "max",
+        index_dtype="int32",
+        indices_used=indices,
+    )
+    return x, params, convention
+
+
+@FEW
+@given(case=adaptive_cases())
+def test_adaptive_as_the_numpy_core(case: Any) -> None:
+    from irpool.families.adaptive import ADAPTIVE
+
+    x, params, convention = case
+    plan = ADAPTIVE.plan(params, tuple(x.shape), x.dtype.name, conv.get(convention))
+    prepared = PreparedFamily(plan, 1, "auto")
+    assert prepared.path == "compiled", prepared.why
+    expected = execute(plan, [x])
+    got = prepared([x])
+    assert len(got) == len(expected)
+    for a, b in zip(got, expected, strict=True):
+        assert same_bits(a, b)

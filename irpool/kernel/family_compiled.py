@@ -17,7 +17,9 @@ import numpy.typing as npt
 
 from ..errors import UsageError
 from ..families import FamilyPlan
+from ..families.adaptive import AdaptivePlan
 from ..families.reduce import ReducePlan
+from .adaptive import _compute_input, _divide, _positions, store_rounded
 from .family import execute
 from .reduction import LOWEST32, _bf16_half_up_if_odd, _scalar_mask, _to_float32
 
@@ -34,12 +36,22 @@ def why_not(plan: FamilyPlan) -> str | None:
         return "the input or the output is empty"
     if isinstance(plan, ReducePlan):
         return _reduce_why_not(plan)
+    if isinstance(plan, AdaptivePlan):
+        if not 1 <= len(plan.axes) <= 3:
+            return f"{len(plan.axes)} spatial axes: it computes 1 to 3"
+        if plan.compute not in ("float32", "float64"):
+            return f"compute type {plan.compute}"
+        if any(a.longest < 1 for a in plan.axes):
+            return "an empty window"
+        return None
     return f"no compiled kernel for a {type(plan).__name__} yet"
 
 
 def _compiled(plan: FamilyPlan, threads: int) -> Kernel:
     if isinstance(plan, ReducePlan):
         return _ReduceKernel(plan)
+    if isinstance(plan, AdaptivePlan):
+        return _AdaptiveKernel(plan)
     raise UsageError(f"no compiled kernel for {type(plan).__name__}")
 
 
@@ -226,3 +238,90 @@ class PreparedFamily:
 
 def prepare(plan: FamilyPlan, threads: int = 1, path: str | None = None) -> PreparedFamily:
     return PreparedFamily(plan, threads, path)
+
+
+# -- adaptive pooling -------------------------------------------------------------------------
+
+
+class _AdaptiveKernel:
+    """An AdaptivePlan (kernel/adaptive.py adaptive_pool): the window loop in numba_family's
+    kernel, the conversions around it the numpy core's own; a layer openvino runs as a
+    reduction (as_reduce) on the reduction kernel."""
+
+    def __init__(self, plan: AdaptivePlan) -> None:
+        self.plan = plan
+        self.k = kernels()
+        self.reduce: Kernel | None = None
+        if plan.as_reduce is not None:
+            self.reduce = (
+                _ReduceKernel(plan.as_reduce)
+                if why_not(plan.as_reduce) is None
+                else (lambda ins: execute(plan.as_reduce, ins))  # type: ignore[arg-type]
+            )
+        shape = plan.input_shape
+        nd = len(plan.axes)
+        tables = [(np.zeros((1, 1), np.int64), np.ones((1, 1), np.bool_))] * (3 - nd)
+        for a in plan.axes:
+            pos, valid = _positions(a)
+            tables.append((np.ascontiguousarray(pos, np.int64), np.ascontiguousarray(valid)))
+        self.tables = tables
+        sizes = [1] * (3 - nd) + list(shape[2:])
+        self.s0, self.s1 = sizes[1] * sizes[2], sizes[2]
+        self.plane = int(np.prod(shape[2:], dtype=np.int64))
+        self.planes = int(np.prod(shape[:2], dtype=np.int64))
+        self.count = int(np.prod(plan.output_shape, dtype=np.int64))
+        self.cdt = np.dtype(plan.compute)
+        if plan.as_reduce is None or plan.indices:
+            self._loop(np.zeros(self.planes * self.plane, self.cdt))
+
+    def _loop(self, xc: Array) -> tuple[Array, Array]:
+        plan = self.plan
+        (p0, v0), (p1, v1), (p2, v2) = self.tables
+        out = np.empty(self.count, xc.dtype)
+        idx = np.empty(self.count, np.int64)
+        self.k.adaptive(
+            xc,
+            self.planes,
+            self.plane,
+            p0,
+            v0,
+            p1,
+            v1,
+            p2,
+            v2,
+            self.s0,
+            self.s1,
+            plan.reduce == "max",
+            plan.max_rule == "first_strict",
+            xc.dtype.type(0),
+            out,
+            idx,
+        )
+        return out, idx
+
+    def __call__(self, inputs: Sequence[Array | None]) -> list[Array]:
+        x = inputs[0]
+        assert x is not None
+        plan = self.plan
+        if str(x.dtype.name) != plan.dtype or tuple(x.shape) != plan.input_shape:
+            return execute(plan, inputs)  # its errors
+        if plan.as_reduce is not None and not plan.indices:
+            assert self.reduce is not None
+            return self.reduce([x])
+        xc = np.ascontiguousarray(_compute_input(x, plan)).reshape(-1)
+        acc, idx = self._loop(xc)
+        shape = plan.output_shape
+        spatial = acc.reshape(-1, *shape[2:])
+        if plan.reduce == "mean":
+            with np.errstate(invalid="ignore", over="ignore"):
+                spatial = _divide(spatial.astype(self.cdt), plan)
+        result = np.asarray(spatial, dtype=self.cdt).reshape(shape)
+        if x.dtype.kind in "iu":
+            values = store_rounded(result, x.dtype)
+        else:
+            values = np.asarray(result.astype(x.dtype))
+        if self.reduce is not None:
+            values = self.reduce([x])[0]
+        if plan.indices:
+            return [values, np.asarray(idx.reshape(shape).astype(plan.index_dtype))]
+        return [values]

@@ -126,3 +126,46 @@ def finish(out, post, count):
     elif post == 2:
         for i in range(out.shape[0]):
             out[i] = np.sqrt(out[i])
+
+
+@njit(**OPTS)
+def adaptive(x, planes, plane, p0, v0, p1, v1, p2, v2, s0, s1, is_max, strict, zero, out, idx):
+    """Adaptive pooling (kernel/adaptive.py), per plane and output, the taps of the longest
+    window of each axis in row-major order, positions clamped into the input: a sum starts
+    at tap 0 and adds +0.0 for a tap outside the window; a max starts at tap 0 and takes a
+    tap inside the window that is strictly larger (`strict`, openvino) or larger or NaN
+    (PyTorch); idx is the winning tap's offset in its plane."""
+    o0, l0 = p0.shape
+    o1, l1 = p1.shape
+    o2, l2 = p2.shape
+    per = o0 * o1 * o2
+    for p in range(planes):
+        base = p * plane
+        for a in range(o0):
+            for b in range(o1):
+                for c in range(o2):
+                    o = p * per + (a * o1 + b) * o2 + c
+                    f = p0[a, 0] * s0 + p1[b, 0] * s1 + p2[c, 0]
+                    acc = x[base + f]
+                    best = f
+                    if not is_max and not (v0[a, 0] and v1[b, 0] and v2[c, 0]):
+                        acc = zero
+                    for t0 in range(l0):
+                        for t1 in range(l1):
+                            for t2 in range(l2):
+                                if t0 == 0 and t1 == 0 and t2 == 0:
+                                    continue
+                                ok = v0[a, t0] and v1[b, t1] and v2[c, t2]
+                                f = p0[a, t0] * s0 + p1[b, t1] * s1 + p2[c, t2]
+                                v = x[base + f]
+                                if not is_max:
+                                    acc = acc + (v if ok else zero)
+                                elif strict:
+                                    if ok and acc < v:
+                                        acc = v
+                                        best = f
+                                elif ok and (v > acc or v != v):
+                                    acc = v
+                                    best = f
+                    out[o] = acc
+                    idx[o] = best
