@@ -564,7 +564,7 @@ def _cmd_compare(args: argparse.Namespace) -> int:
         args.exact,
     )
     source = _source_check(graph, inputs, args)
-    extra = {"source": source[0]} if source else {}
+    extra: dict[str, Any] = {"source": source[0]} if source else {}
     after = list(source[1]) if source else []
     if args.extract:
         from .extract_command import compare_extract
