@@ -29,6 +29,7 @@ NAMES = (
     "fixtures-summary-1",
     "fixture-1",
     "fixtures-1",
+    "extract-1",
     "fuzz-1",
 )
 
