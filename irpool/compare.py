@@ -594,7 +594,7 @@ def compare_model(
             else:
                 x = ins[0]
                 like = outs[0].dtype if outs else None
-                if onnx_graph and cv == "onnx" and x.dtype == np.float16:
+                if onnx_graph and conv.get(cv).onnxruntime_kernels and x.dtype == np.float16:
                     edge = graph.producer(pl.layer.id or 0, pl.layer.inputs[0].id)
                     if edge is not None:
                         x = held.get((edge.from_layer, edge.from_port), x)

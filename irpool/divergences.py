@@ -506,7 +506,7 @@ def _d27_touched(p: FamilyPlan, x: Array | None) -> bool:
 
 
 def _d30_touched(p: FamilyPlan, x: Array | None) -> bool:
-    return isinstance(p, ReducePlan) and not p.axes and p.convention == "openvino"
+    return isinstance(p, ReducePlan) and not p.axes and conv.get(p.convention).cpu_plugin_kernels
 
 
 def _d31_between(used: FamilyPlan, other: FamilyPlan, x: Array) -> str | None:

@@ -391,27 +391,6 @@ def run_family(
     return p, outs
 
 
-def family_held(
-    bound: Bound,
-    ins: list[Array | None],
-    held: np.dtype[Any] | None,
-    limit: int | None = None,
-    convention: str | None = None,
-) -> tuple[FamilyPlan, list[Array], np.dtype[Any] | None]:
-    """A family layer as its runtime carries tensors between layers (see pool_held): an f16
-    tensor held in float32 is pooled in float32 and its output stays held; an integer tensor
-    held in float32 is rounded to its declared type first."""
-    x = ins[0]
-    holds: np.dtype[Any] | None = None
-    if x is not None and held is not None:
-        if held.kind in "iu":
-            x = declared(x, held)
-        else:
-            x, holds = x.astype(np.float32), held
-    p, outs = run_family(bound, [x, *ins[1:]], limit, convention)
-    return p, outs, holds
-
-
 def pool_held(
     bound: Bound,
     x: Array,
