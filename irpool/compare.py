@@ -628,9 +628,7 @@ def compare_model(
                 plain = openvino_rt.final_outputs(graph.path, inputs, precision)
         except OracleRefused as e:
             raise _placed(e, graph) from None
-        oracle = (
-            f"openvino {openvino_rt.version()} CPU, INFERENCE_PRECISION_HINT={precision} ({reason})"
-        )
+        oracle = f"openvino {openvino_rt.version()} CPU, INFERENCE_PRECISION_HINT={precision}"
     cv = convention or ("onnx" if onnx_graph else "openvino")
     rounding = onnx_graph and not exact
     report = CompareReport(
@@ -893,8 +891,9 @@ def format_report(report: CompareReport) -> str:
         if report.rounding
         else ""
     )
+    why = f" ({report.precision_reason})" if report.precision_reason else ""
     lines = [
-        f"{report.path}: {report.openvino}; irpool convention {report.convention}; "
+        f"{report.path}: {report.openvino}{why}; irpool convention {report.convention}; "
         f"tolerance atol={report.atol:g} rtol={report.rtol:g} (indices exact{allowed})"
     ]
     who = {"onnx-reference": "reference"}.get(report.runtime, report.runtime)
