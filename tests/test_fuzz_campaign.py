@@ -161,6 +161,23 @@ def test_tf_side_reproduced_by_the_tf_convention(
         assert not v.reportable
 
 
+@pytest.mark.slow
+def test_d3_named_for_openvinos_pytorch_front_end(
+    ov: ModuleType, torch: ModuleType, tmp_path: Path
+) -> None:
+    """avg_pool2d(k3, s2, p1, ceil_mode, count_include_pad) converted by openvino: 7 of 16
+    cells differ from PyTorch on a 6x6 ramp (docs/divergences.md, D3), each side reproduced."""
+    spec = _window(
+        reduce="mean", shape=(1, 1, 6, 6), window=(3, 3), strides=(2, 2), pads_begin=(1, 1),
+        pads_end=(1, 1), dilations=(1, 1), ceil=True, count_pad=True, ov_version=14,
+    )  # fmt: skip
+    v = judge(spec, ("torch", "openvino-torch"), Workspace(str(tmp_path)))
+    assert v.sides["openvino-torch"].plan.op == "AvgPool-14"
+    (found,) = v.findings
+    assert found.category == "explained" and found.ids[0] == "D3", found
+    assert found.text.startswith("7/16 values differ")
+
+
 def recheck(sample: dict[str, Any], tmp_path: Path) -> None:
     """A reported explained case, re-run by hand: the two runtimes differ on it, and the
     divergence the campaign named separates irpool's plans of the two sides."""
