@@ -7,7 +7,6 @@ or usage (one line on stderr), 3 an oracle that was asked for is not installed.
 from __future__ import annotations
 
 import argparse
-import inspect
 import json
 import math
 import os
@@ -43,12 +42,18 @@ class Command:
 
     @property
     def help(self) -> str:
-        return inspect.cleandoc(self.options.__doc__ or "").split("\n\n", 1)[0]
+        return _paragraphs(self.options.__doc__)[0]
 
     @property
     def description(self) -> str:
-        text = inspect.cleandoc(self.options.__doc__ or "").split("\n\n", 1)[-1]
-        return " ".join(text.split())
+        return _paragraphs(self.options.__doc__)[-1]
+
+
+def _paragraphs(doc: str | None) -> list[str]:
+    """The first paragraph of a docstring and the rest, each joined into one line (without
+    inspect.cleandoc: importing inspect costs a tenth of --help's start-up)."""
+    first, _, rest = (doc or "").strip().partition("\n\n")
+    return [" ".join(first.split()), " ".join(rest.split()) or " ".join(first.split())]
 
 
 def _print_json(obj: Any) -> None:
@@ -860,6 +865,36 @@ def _fixtures_options(p: Any) -> None:
 FIXTURES = Command("fixtures", _cmd_fixtures, _fixtures_options)
 
 
+# -- extract ---------------------------------------------------------------------------------
+
+
+def _cmd_extract(args: argparse.Namespace) -> int:
+    from .extract_command import run
+
+    return run(args)
+
+
+def _extract_options(p: Any) -> None:
+    """write a minimal standalone repro of one layer (a bundle for a bug report)
+
+    Cut one pooling layer out of a model (IR: the layer with Parameters of its real input's
+    shape and type and its constant inputs; ONNX: the node alone with its opset), feed it the
+    input the runtime gave it inside the full model, check that it still shows what the full
+    model shows (else keep the full model's dynamic dims, then producers, then consumers),
+    shrink the input while the finding persists, and write a folder that needs nothing but the
+    runtime and numpy: the model, input.npz, expected.npz, repro.py (exit 1 while the
+    difference reproduces, 0 once fixed), REPORT.md and bundle.json (docs/extract.md). Exit 0
+    when the layer agrees, 1 when the bundle reproduces a difference, 2 invalid input, 3 the
+    runtime is not installed.
+    """
+    from .extract_command import add_options
+
+    add_options(p)
+
+
+EXTRACT = Command("extract", _cmd_extract, _extract_options)
+
+
 # -- main --------------------------------------------------------------------------------------
 
 
@@ -880,7 +915,7 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-COMMANDS = (CHECK, RUN, EXPLAIN, COMPARE, CONVERT_REPORT, FIXTURES)
+COMMANDS = (CHECK, RUN, EXPLAIN, COMPARE, CONVERT_REPORT, FIXTURES, EXTRACT)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -141,14 +141,36 @@ settings.register_profile(
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci" if REQUIRE_ORACLES else "dev"))
 
 
+SLOW = os.environ.get("IRPOOL_SLOW") == "1"
+"""IRPOOL_SLOW=1 (set by .ci/run) runs the tests marked slow: the long sweeps against the
+runtimes and the real networks. Without it they are skipped, each with the reason in pytest's
+summary, so that the default `python -m pytest` stays a few minutes on two cores."""
+
+SLOW_REASON = (
+    "slow sweep, skipped by default: IRPOOL_SLOW=1 or pytest -m slow runs it (.ci/run does)"
+)
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """The fuzz campaign runs only when asked for: `-m fuzz` or IRPOOL_FUZZ=N."""
-    if "fuzz" in (config.getoption("markexpr") or "") or os.environ.get("IRPOOL_FUZZ"):
-        return
-    skip = pytest.mark.skip(reason="fuzz campaign is opt-in: pytest -m fuzz, or IRPOOL_FUZZ=N")
+    """Opt-in tests: the slow sweeps (`IRPOOL_SLOW=1`, or a -m expression naming slow) and the
+    fuzz campaign (`-m fuzz` or IRPOOL_FUZZ=N)."""
+    markexpr = config.getoption("markexpr") or ""
+    fuzz = "fuzz" in markexpr or bool(os.environ.get("IRPOOL_FUZZ"))
+    slow = SLOW or "slow" in markexpr
+    skip_fuzz = pytest.mark.skip(reason="fuzz campaign is opt-in: pytest -m fuzz, or IRPOOL_FUZZ=N")
+    skip_slow = pytest.mark.skip(reason=SLOW_REASON)
     for item in items:
-        if "fuzz" in item.keywords:
-            item.add_marker(skip)
+        if "fuzz" in item.keywords and not fuzz:
+            item.add_marker(skip_fuzz)
+        elif "slow" in item.keywords and not slow:
+            item.add_marker(skip_slow)
+
+
+def pytest_report_header(config: pytest.Config) -> str:
+    """The first lines of a run say whether the slow sweeps are in it."""
+    if SLOW or "slow" in (config.getoption("markexpr") or ""):
+        return "irpool: slow sweeps on"
+    return "irpool: slow sweeps skipped (IRPOOL_SLOW=1 runs them; .ci/run does)"
 
 
 @pytest.fixture(scope="session")

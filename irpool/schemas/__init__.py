@@ -28,6 +28,7 @@ NAMES = (
     "fixtures-summary-1",
     "fixture-1",
     "fixtures-1",
+    "extract-1",
 )
 
 
