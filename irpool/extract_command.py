@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import sys
 from collections.abc import Mapping
 from typing import Any
 
@@ -149,16 +148,6 @@ def format_result(r: Any) -> str:
 # -- compare --extract DIR, convert-report --extract DIR --------------------------------------
 
 
-def add_extract_option(p: Any) -> None:
-    p.add_argument(
-        "--extract",
-        metavar="DIR",
-        default=None,
-        help="also write a bundle (irpool extract) of every differing layer into DIR/NN-NAME, "
-        "the first one first (DIR: new or empty, or --force)",
-    )
-
-
 def check_extract_dir(args: argparse.Namespace) -> None:
     """Refuse an --extract folder that cannot be written, before anything runs."""
     if getattr(args, "extract", None):
@@ -171,23 +160,27 @@ def extract_all(
     args: argparse.Namespace,
     graph: Any,
     inputs: Mapping[str, Any],
-    layers: list[str],
-    convention: str | None,
-) -> list[str]:
-    """Bundles of `layers` (in order) into args.extract; the lines the report prints after it."""
+    layers: list[tuple[str, str | None]],
+) -> tuple[list[str], list[dict[str, Any]]]:
+    """Bundles of `layers` ((name, convention), in order) into args.extract/NN-NAME, written in
+    a temporary folder renamed into place once all are done; the lines the text report prints
+    after itself and the records of --json ("extracted")."""
+    import shutil
+    import tempfile
+
     from .extract import extract_layer, move_into_place
 
     if not layers:
-        return [f"--extract: no differing layer, nothing written to {args.extract}"]
+        return [f"--extract: no differing layer, nothing written to {args.extract}"], []
     parent = os.path.dirname(os.path.abspath(args.extract))
-    import tempfile
-
     folder = tempfile.mkdtemp(prefix=".irpool-extract-all-", dir=parent)
-    lines = []
+    lines: list[str] = []
+    records: list[dict[str, Any]] = []
     try:
-        for k, name in enumerate(layers, start=1):
-            safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in name)[:60]
+        for k, (name, convention) in enumerate(layers, start=1):
+            safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in name)[-60:]
             sub = os.path.join(folder, f"{k:02d}-{safe}")
+            final = os.path.join(args.extract, os.path.basename(sub))
             try:
                 r = extract_layer(
                     graph,
@@ -195,25 +188,99 @@ def extract_all(
                     sub,
                     inputs,
                     convention=convention,
-                    precision=getattr(args, "precision", "f32"),
+                    precision=getattr(args, "precision", None) or "f32",
                 )
             except IrpoolError as e:
                 lines.append(f'--extract: layer "{name}" not extracted: {e.message}')
+                records.append(
+                    {
+                        "layer": name,
+                        "bundle": None,
+                        "divergence_id": None,
+                        "repro_exit": None,
+                        "cells": None,
+                        "error": e.message,
+                    }
+                )
                 continue
-            final = os.path.join(args.extract, os.path.basename(sub))
             did = f" ({r.divergence_id})" if r.divergence_id else ""
             lines.append(
-                f'--extract: {final}: layer "{name}", {r.cells} cells, repro.py exits '
-                f"{r.repro_exit}{did}"
+                f'--extract: {final}: layer "{name}"{did}, input of {r.cells} cells, repro.py '
+                f"exits {r.repro_exit}"
+            )
+            records.append(
+                {
+                    "layer": name,
+                    "bundle": final,
+                    "divergence_id": r.divergence_id,
+                    "repro_exit": r.repro_exit,
+                    "cells": r.cells,
+                    "error": None,
+                }
             )
         move_into_place(folder, args.extract, args.force)
     except BaseException:
-        import shutil
-
         shutil.rmtree(folder, ignore_errors=True)
         raise
-    return lines
+    return lines, records
 
 
-def _stderr(text: str) -> None:
-    sys.stderr.write(text + "\n")
+def compare_extract(
+    args: argparse.Namespace, graph: Any, inputs: Mapping[str, Any], report: Any, source: Any
+) -> tuple[list[str], list[dict[str, Any]]]:
+    """compare --extract: every layer compare finds differing (under its convention), then every
+    layer the detected source framework computes otherwise (under that framework's)."""
+    layers: list[tuple[str, str | None]] = [
+        (layer.layer, report.convention) for layer in report.layers if not layer.passed
+    ]
+    if source is not None and isinstance(source[0], dict):
+        framework = source[0].get("framework")
+        for record in source[0].get("differing", []):
+            if all(record["layer"] != name for name, _ in layers):
+                layers.append((record["layer"], framework))
+    return extract_all(args, graph, inputs, layers)
+
+
+def convert_extract(
+    args: argparse.Namespace, graph: Any, inputs: Mapping[str, Any], report: Any
+) -> tuple[list[str], list[dict[str, Any]]]:
+    """convert-report --extract on an ONNX model (every node openvino's conversion computes
+    otherwise, runtime openvino) or an IR (every layer its source framework computes otherwise,
+    under that framework's convention)."""
+    if graph.format == "onnx":
+        layers: list[tuple[str, str | None]] = [
+            (node.node, None)
+            for node in report.nodes
+            if node.divergence is not None or any(not c.passed for c in node.outputs)
+        ]
+    else:
+        framework = getattr(report, "framework", None)
+        layers = [(op.name, framework) for op in report.differing]
+    return extract_all(args, graph, inputs, layers)
+
+
+def source_extract(args: argparse.Namespace, report: Any) -> tuple[dict[str, Any], list[str]]:
+    """convert-report --extract on a PyTorch or TensorFlow model: not written (a bundle is cut
+    from an IR or an ONNX model); the line says how to get one."""
+    if not getattr(args, "extract", None):
+        return {}, []
+    names = [op.name for op in report.differing]
+    if not names:
+        return {"extracted": []}, [f"--extract: no differing op, nothing written to {args.extract}"]
+    why = (
+        "not written for a source model: save openvino's conversion of it "
+        "(ov.save_model(ov.convert_model(...), 'model.xml')) and run irpool convert-report "
+        "model.xml --extract DIR, which cuts each differing layer from the IR"
+    )
+    records = [
+        {
+            "layer": n,
+            "bundle": None,
+            "divergence_id": None,
+            "repro_exit": None,
+            "cells": None,
+            "error": why,
+        }
+        for n in names
+    ]
+    return {"extracted": records}, [f"--extract: {why}"]

@@ -145,3 +145,33 @@ def test_existing_folder_refused(tmp_path: Path) -> None:
         str(tmp_path / "x"),
     )
     assert unknown.returncode == 2 and not (tmp_path / "x").exists()
+
+
+@pytest.mark.slow
+def test_compare_extract_every_differing_layer(ov: ModuleType, tmp_path: Path) -> None:
+    """compare --extract: one bundle per differing layer, in the report's order, each one
+    reproducing with the divergence compare named."""
+    out = tmp_path / "all"
+    done = irpool(
+        "compare",
+        "fixtures/ir/pool_zoo.xml",
+        "--convention",
+        "torch",
+        "--extract",
+        str(out),
+        "--json",
+    )
+    assert done.returncode == 1, done.stderr
+    doc = json.loads(done.stdout)
+    jsonschema = pytest.importorskip("jsonschema")
+    jsonschema.Draft202012Validator(load_schema("compare-1")).validate(doc)
+    differing = [la["layer"] for la in doc["layers"] if not la["passed"]]
+    assert [r["layer"] for r in doc["extracted"]] == differing
+    for record in doc["extracted"]:
+        bundle = Path(record["bundle"])
+        assert bundle.parent == out and record["repro_exit"] == 1
+        assert _repro(bundle).returncode == 1
+    named = [
+        la["diagnosis"]["divergences"][0].split(":")[0] for la in doc["layers"] if not la["passed"]
+    ]
+    assert [r["divergence_id"] for r in doc["extracted"]] == named
