@@ -27,9 +27,12 @@ _PUBLIC: dict[str, str] = {
     "ExplainReport": "api",
     "check": "api",
     "compare": "api",
+    "compile_model": "api",
     "compile_pool": "api",
     "convert_report": "api",
     "explain": "api",
+    "extract": "extract",
+    "ExtractResult": "extract",
     "fixtures": "api",
     "load": "api",
     "pool": "api",
@@ -45,6 +48,7 @@ if TYPE_CHECKING:
         ExplainReport,
         check,
         compare,
+        compile_model,
         compile_pool,
         convert_report,
         explain,
@@ -56,6 +60,7 @@ if TYPE_CHECKING:
     from .compare import CompareReport
     from .convert_report import ConvertReport
     from .errors import IrpoolError
+    from .extract import ExtractResult, extract
     from .run_report import RunReport
 
 
@@ -86,14 +91,17 @@ __all__ = [
     "CompareReport",
     "ConvertReport",
     "ExplainReport",
+    "ExtractResult",
     "IrpoolError",
     "RunReport",
     "__version__",
     "check",
     "compare",
+    "compile_model",
     "compile_pool",
     "convert_report",
     "explain",
+    "extract",
     "fixtures",
     "load",
     "pool",

@@ -40,10 +40,6 @@ def load(path: str) -> Graph:
     return onnx_model.load(path) if onnx_model.is_onnx_path(path) else load_ir(path)
 
 
-def _graph(model: str | Graph) -> Graph:
-    return model if isinstance(model, Graph) else load(model)
-
-
 Model = Any
 """What the functions take as a model: a path (str or os.PathLike) of an IR (.xml), a file of
 <layer> fragments or an ONNX model (.onnx); a `Graph` from `load`; an `onnx.ModelProto`; or
@@ -489,6 +485,41 @@ def compile_pool(
     name = str(np.dtype(dtype).name)
     prepared = plan(params, shape, given["convention"], dtype=name)
     return PreparedPool(prepared, thread_count(threads), path)
+
+
+def compile_model(
+    model: Model,
+    input_shapes: Mapping[str, Sequence[int]] | Sequence[int] | None = None,
+    convention: str | None = None,
+    threads: int | None = None,
+    path: str | None = None,
+) -> Any:
+    """A model prepared once, as openvino's compile_model prepares one: the graph read, its
+    inputs given `input_shapes` (a bare shape: the only input's), every layer bound, its plan
+    made, its kernel loaded (numba's, compiled or read from its disk cache) and its buffers
+    allocated, constants computed; returns a `CompiledModel`.
+
+    `f(inputs)` takes one array (a one-input model) or a mapping {input name: array} and
+    returns the outputs by Result name, bit for bit what `irpool.run(model, inputs,
+    convention).outputs` gives.  A model whose inputs have dynamic shapes is prepared for each
+    new shape on its first call.  `threads` and `path` as compile_pool's; without numba every
+    layer runs on the numpy core (`f.path`, `f.why`, and per pooling layer `f.layers`, say so).
+
+    >>> import numpy as np, irpool
+    >>> f = irpool.compile_model("tests/data/reduce_mean.xml")         # doctest: +SKIP
+    >>> f(np.ones((1, 8, 7, 7), np.float32))["out"].shape              # doctest: +SKIP
+    (1, 8, 1, 1)
+    """
+    from .compiled_model import compile_model as _compile_model
+
+    with _graph_of(model) as graph:
+        if not isinstance(model, (str, os.PathLike, Graph)) and graph.weights_path:
+            # an in-memory model lives in a temporary folder: keep its weights
+            from dataclasses import replace
+
+            with open(graph.weights_path, "rb") as handle:
+                graph = replace(graph, weights=handle.read(), _by_id={})
+        return _compile_model(graph, _shapes(input_shapes), convention, threads, path)
 
 
 def _compile_pool_signature() -> inspect.Signature:

@@ -391,27 +391,6 @@ def run_family(
     return p, outs
 
 
-def family_held(
-    bound: Bound,
-    ins: list[Array | None],
-    held: np.dtype[Any] | None,
-    limit: int | None = None,
-    convention: str | None = None,
-) -> tuple[FamilyPlan, list[Array], np.dtype[Any] | None]:
-    """A family layer as its runtime carries tensors between layers (see pool_held): an f16
-    tensor held in float32 is pooled in float32 and its output stays held; an integer tensor
-    held in float32 is rounded to its declared type first."""
-    x = ins[0]
-    holds: np.dtype[Any] | None = None
-    if x is not None and held is not None:
-        if held.kind in "iu":
-            x = declared(x, held)
-        else:
-            x, holds = x.astype(np.float32), held
-    p, outs = run_family(bound, [x, *ins[1:]], limit, convention)
-    return p, outs, holds
-
-
 def pool_held(
     bound: Bound,
     x: Array,
@@ -466,6 +445,8 @@ class Value:
     late: bool = False
     """A constant folded only after the plugin has retyped the model to its inference precision
     (downstream of an f64 MaxPool of a constant): a Convert to f16 there rounds nothing."""
+    quant: Any = None
+    """A tensor a FakeQuantize made: LPT's codes beside the value (lpt_run.Quant), or None."""
     """What the plugin's jit consumers read instead of `array` (a u8 AvgPool of several
     channels: an empty window's NaN mean reaches them as 255, see `_u8_blocked_nan`)."""
 
@@ -749,6 +730,8 @@ def run_graph(
             spec = REGISTRY.spec(layer)
             assert spec is not None and spec.execute is not None
             outs = _elementwise(layer, spec.execute, ins)
+        elif role == "quantize":
+            outs = [_fake_quantize(layer, ins, plugin, result.notes)]
         elif role == "result":
             name = layer.name or layer.label
             result.outputs[name] = ins[0].output(v10)
@@ -799,6 +782,11 @@ def _pool(
         return p, [_declared_value(q)]
     src = optional[0]
     assert src is not None
+    if plugin and src.quant is not None:
+        done = _pool_codes(bound, src, limit)
+        if done is not None:
+            return done
+        src = _dequantized(src)
     if plugin:
         return _pool_plugin(bound, src, limit, refuse)
     return _pool_plain(bound, src, limit, hold_f16)
@@ -811,6 +799,12 @@ def _family(
     in float32 is pooled in float32 and its first output stays held so; every other input is
     read in its declared type (an integer tensor held in float32 rounded first)."""
     src = optional[0]
+    if src is not None and src.quant is not None and convention in (None, "openvino"):
+        done = _family_codes(bound, optional, limit)
+        if done is not None:
+            return done
+        src = _dequantized(src)
+        optional = [src, *optional[1:]]
     rest = [v.output() if v is not None else None for v in optional[1:]]
     if src is not None and _half_held(src):
         p, outs = run_family(
@@ -826,6 +820,74 @@ def _family(
     x = src.output() if src is not None else None
     p, outs = run_family(bound, [x, *rest], limit, convention)
     return p, [_declared_value(a) for a in outs]
+
+
+def _fake_quantize(layer: Layer, ins: list[Value], plugin: bool, notes: list[str]) -> Value:
+    """A FakeQuantize layer (lpt_run): its value, and the codes LPT makes of it."""
+    from .lpt_run import fake_quantize
+
+    if len(ins) != 5:
+        raise IrParseError(f"FakeQuantize takes 5 inputs, not {len(ins)}", layer.where())
+    x = ins[0]
+    ranges = [v.constant if v.constant is not None else v.output() for v in ins[1:]]
+    try:
+        value, quant, note = fake_quantize(layer, x.output(), x.quant, ranges, plugin)
+    except IrpoolError as e:
+        raise e.at(layer.where()) from None
+    if note and note not in notes:
+        notes.append(note)
+    return Value(value, "f32", "f32", quant=quant)
+
+
+def _dequantized(src: Value) -> Value:
+    """A FakeQuantize's output as a layer LPT does not transform reads it: LPT decomposed the
+    FakeQuantize all the same, so the layer reads (codes - shift) * scale (measured: an
+    AvgPool-14 with rounding_type=ceil_torch after an FQ)."""
+    quant = src.quant
+    if quant is None or quant.moved:
+        return src
+    return Value(quant.d.dequantize_subgraph(quant.codes), "f32", "f32")
+
+
+def _lpt_kind(bound: Bound) -> str | None:
+    from .ops.quantize import lpt_kind
+
+    rounding = bound.layer.data.get("rounding_type") if bound.family is None else None
+    return lpt_kind(bound.spec, str(rounding).lower() if rounding is not None else None)
+
+
+def _pool_codes(
+    bound: Bound, src: Value, limit: int | None
+) -> tuple[PoolPlan, list[Value]] | None:
+    """A windowed pooling layer LPT runs on the codes of the FakeQuantize before it (None: it
+    does not)."""
+    from .lpt_run import pool_codes, pooled
+
+    kind = _lpt_kind(bound)
+    quant = src.quant
+    if kind is None or quant is None or quant.moved or (kind == "max" and not quant.d.positive):
+        return None
+    p, pooled_codes, rest = pool_codes(bound, kind, quant.codes, limit)
+    value, q = pooled(kind, quant, pooled_codes)
+    return p, [Value(value, "f32", "f32", quant=q), *(_declared_value(a) for a in rest)]
+
+
+def _family_codes(
+    bound: Bound, optional: list[Value | None], limit: int | None
+) -> tuple[FamilyPlan, list[Value]] | None:
+    """A ReduceMean/ReduceMax LPT runs on codes (None: it does not)."""
+    from .lpt_run import pool_codes, pooled
+
+    kind = _lpt_kind(bound)
+    src = optional[0]
+    quant = src.quant if src is not None else None
+    if kind is None or quant is None or quant.moved:
+        return None
+    if kind == "reduce_max" and not quant.d.positive:
+        return None
+    p, pooled_codes, _ = pool_codes(bound, kind, quant.codes, limit)
+    value, q = pooled(kind, quant, pooled_codes)
+    return p, [Value(value, "f32", "f32", quant=q)]
 
 
 def _half_held(v: Value) -> bool:

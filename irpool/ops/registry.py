@@ -63,7 +63,15 @@ see irpool/families/), or glue that `run` executes around pooling layers (Parame
 Convert, Result, ...)."""
 
 Role = Literal[
-    "pooling", "parameter", "const", "convert", "identity", "reshape", "elementwise", "result"
+    "pooling",
+    "parameter",
+    "const",
+    "convert",
+    "identity",
+    "reshape",
+    "elementwise",
+    "quantize",
+    "result",
 ]
 """How `run` treats a layer of the entry (pooling layers, and the glue between them)."""
 

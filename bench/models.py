@@ -1,0 +1,214 @@
+"""The judged family workloads of issue 32, timed as a user would run a model: the same
+single-layer IR file given to openvino (read, compiled once on the CPU plugin with one thread,
+f32 inference precision, latency hint, the input tensor set once, `infer()` timed with no
+arguments) and to `irpool.compile_model(path, threads=1)` (prepared once, the call timed),
+interleaved in one process; every irpool output compared with openvino's bit for bit.
+
+    python bench/models.py [--json FILE] [--only NAME ...] [--rounds N] [--seconds S]
+
+Peers: `ov1` (openvino, one thread), `cm1` (compile_model, the compiled path where numba is
+installed), `cm1np` (compile_model, path="numpy": the numpy core, plans prepared).  Ratios are
+the median over rounds of irpool's time over ov1's time in the same round (timing.paired)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import statistics
+import sys
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from timing import geomean, interleave, paired, same_bits
+
+import irpool
+
+
+@dataclass(frozen=True)
+class ModelWorkload:
+    name: str
+    op: str
+    shape: tuple[int, ...]
+    axes: tuple[int, ...] = ()
+    out: tuple[int, ...] = ()
+
+    def input(self) -> np.ndarray:
+        return np.random.default_rng(0).standard_normal(self.shape).astype(np.float32)
+
+
+JUDGED = (
+    ModelWorkload("mean_2048x7x7", "ReduceMean", (1, 2048, 7, 7), (2, 3)),
+    ModelWorkload("mean_1280x7x7", "ReduceMean", (1, 1280, 7, 7), (2, 3)),
+    ModelWorkload("mean_96x56x56", "ReduceMean", (1, 96, 56, 56), (2, 3)),
+    ModelWorkload("max_512x14x14", "ReduceMax", (1, 512, 14, 14), (2, 3)),
+    ModelWorkload("sum_c_256x28x28", "ReduceSum", (1, 256, 28, 28), (1,)),
+    ModelWorkload("l2_512x14x14", "ReduceL2", (1, 512, 14, 14), (2, 3)),
+    ModelWorkload("adaptive_avg_7x7", "AdaptiveAvgPool", (1, 512, 14, 14), out=(7, 7)),
+    ModelWorkload("adaptive_avg_1x1", "AdaptiveAvgPool", (1, 1024, 13, 13), out=(1, 1)),
+    ModelWorkload("adaptive_max_6x6", "AdaptiveMaxPool", (1, 256, 13, 13), out=(6, 6)),
+)
+"""ReduceMean over H, W of ResNet-50's, MobileNetV2's and a 96-channel head; ReduceMax over H,
+W; ReduceSum over the channels; ReduceL2 over H, W; AdaptiveAvgPool-8 (VGG's 14x14 -> 7x7, a
+global 13x13 -> 1x1) and AdaptiveMaxPool-8 (AlexNet's 13x13 -> 6x6, indices unread)."""
+
+WINDOWED = (ModelWorkload("avg7_s1", "AvgPool", (1, 64, 56, 56)),)
+"""avg7_s1 as a one-layer IR too (AvgPool-1 7x7/1, pads 3, excluded)."""
+
+
+def openvino_model(w: ModelWorkload) -> Any:
+    import openvino as ov
+    from openvino import opset1, opset4, opset8
+
+    x = opset1.parameter(list(w.shape), ov.Type.f32, name="x")
+    node: Any
+    axes = opset1.constant(np.array(w.axes or (0,), np.int64))
+    size = opset1.constant(np.array(w.out or (1,), np.int64))
+    if w.op == "ReduceMean":
+        node = opset1.reduce_mean(x, axes, True)
+    elif w.op == "ReduceMax":
+        node = opset1.reduce_max(x, axes, True)
+    elif w.op == "ReduceSum":
+        node = opset1.reduce_sum(x, axes, True)
+    elif w.op == "ReduceL2":
+        node = opset4.reduce_l2(x, axes, True)
+    elif w.op == "AdaptiveAvgPool":
+        node = opset8.adaptive_avg_pool(x, size)
+    elif w.op == "AdaptiveMaxPool":
+        node = opset8.adaptive_max_pool(x, size, index_element_type="i32")
+    else:
+        node = opset1.avg_pool(x, [1, 1], [3, 3], [3, 3], [7, 7], True)
+    return ov.Model([opset1.result(node.output(0))], [x], w.name)
+
+
+def write(w: ModelWorkload, folder: Path) -> Path:
+    import openvino as ov
+
+    path = folder / f"{w.name}.xml"
+    ov.save_model(openvino_model(w), str(path), compress_to_fp16=False)
+    return path
+
+
+def openvino_peer(path: Path, x: np.ndarray) -> tuple[Callable[[], Any], Callable[[], Any]]:
+    import openvino as ov
+
+    core = ov.Core()
+    config = {
+        "INFERENCE_PRECISION_HINT": "f32",
+        "PERFORMANCE_HINT": "LATENCY",
+        "INFERENCE_NUM_THREADS": 1,
+    }
+    compiled = core.compile_model(core.read_model(str(path)), "CPU", config)
+    request = compiled.create_infer_request()
+    request.set_input_tensor(ov.Tensor(x, shared_memory=True))
+    return request.infer, lambda: np.array(request.get_output_tensor(0).data)
+
+
+def irpool_peer(
+    path: Path, x: np.ndarray, kernel: str
+) -> tuple[Callable[[], Any], Callable[[], Any], str]:
+    f = irpool.compile_model(str(path), threads=1, path=kernel)
+    held: list[Any] = [None]
+    name = f.outputs[0]
+
+    def run() -> None:
+        held[0] = f(x)
+
+    return run, lambda: held[0][name], f.path
+
+
+def bench_one(w: ModelWorkload, folder: Path, rounds: int, seconds: float) -> dict[str, Any]:
+    x = w.input()
+    path = write(w, folder)
+    ov_run, ov_values = openvino_peer(path, x)
+    runs: dict[str, Callable[[], Any]] = {"ov1": ov_run}
+    values: dict[str, Callable[[], Any]] = {"ov1": ov_values}
+    paths = {}
+    for name, kernel in (("cm1", "auto"), ("cm1np", "numpy")):
+        run, get, used = irpool_peer(path, x, kernel)
+        runs[name], values[name], paths[name] = run, get, used
+    for run in runs.values():
+        run()
+    ref = values["ov1"]()
+    checks = {
+        n: "bit-identical" if same_bits(values[n](), ref) else "DIFFERS" for n in runs if n != "ov1"
+    }
+    wall, cpu, busy, done = interleave(runs, rounds, seconds)
+    return {
+        "workload": w.name,
+        "op": w.op,
+        "shape": list(w.shape),
+        "rounds": done,
+        "median_ms": {n: statistics.median(t) * 1e3 for n, t in wall.items()},
+        "ratio_vs_ov1": paired(wall),
+        "cpu_ratio_vs_ov1": paired(cpu),
+        "paths": paths,
+        "checks": checks,
+        "other_cpu_share": round(busy, 3),
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--json", help="write the results here")
+    parser.add_argument("--only", nargs="*", help="workload names")
+    parser.add_argument("--rounds", type=int, default=200)
+    parser.add_argument("--seconds", type=float, default=2.0)
+    parser.add_argument("--windowed", action="store_true", help="avg7_s1 as a model too")
+    args = parser.parse_args(argv)
+    chosen = [*JUDGED, *(WINDOWED if args.windowed else ())]
+    chosen = [w for w in chosen if not args.only or w.name in args.only]
+    results = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for w in chosen:
+            r = bench_one(w, Path(tmp), args.rounds, args.seconds)
+            results.append(r)
+            q, c = r["ratio_vs_ov1"], r["cpu_ratio_vs_ov1"]
+            print(
+                f"{w.name:18} ov1 {r['median_ms']['ov1']:7.3f} ms  cm1 {q['cm1']:5.2f} "
+                f"(cpu {c['cm1']:5.2f}, {r['paths']['cm1']})  cm1np {q['cm1np']:6.2f}  "
+                f"busy {r['other_cpu_share']:.2f}  {r['checks']}",
+                flush=True,
+            )
+    judged = [r for r in results if r["workload"] in {w.name for w in JUDGED}]
+    summary = {}
+    for peer in ("cm1", "cm1np"):
+        for basis in ("ratio_vs_ov1", "cpu_ratio_vs_ov1"):
+            ratios = [r[basis][peer] for r in judged]
+            if ratios:
+                summary[f"{peer} {basis}"] = {"geomean": geomean(ratios), "max": max(ratios)}
+                print(f"{peer} {basis}: geomean {geomean(ratios):.2f}, max {max(ratios):.2f}")
+    if args.json:
+        from importlib.metadata import version
+
+        meta = {
+            "when": datetime.now(UTC).isoformat(timespec="seconds"),
+            "machine": platform.processor() or platform.machine(),
+            "cpu": _cpu_name(),
+            "python": platform.python_version(),
+            "versions": {p: version(p) for p in ("numpy", "openvino", "numba")},
+            "method": __doc__,
+        }
+        Path(args.json).write_text(
+            json.dumps({"meta": meta, "results": results, "summary": summary}, indent=1)
+        )
+    return 0
+
+
+def _cpu_name() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,548 @@
+"""A whole model prepared once (irpool.compile_model), as a runtime compiles a model: the graph
+read, the shapes inferred, every layer bound, its plan made and its kernel loaded, the
+constants (and whatever depends on constants only) computed, before the first call; a call
+then only checks its inputs and runs the layers' prepared kernels.
+
+Bit-identical to `irpool.run` by construction: every layer runs through the same functions
+`run.run_graph` calls, except that a pooling layer whose input is a plain tensor (held in its
+declared type, not a constant) runs its prepared plan directly: a windowed layer through
+`PreparedPool` (numpy core or the compiled path), a layer of another family through
+`kernel.family_compiled.prepare` (the numba kernels where they serve the plan).  Each program
+is checked once against `run.run_graph` on a random input when it is built; where they differ
+(a bug) the program drops its prepared steps and says so in `why`.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from .errors import UsageError, Where
+from .model import Graph, Layer, numpy_dtype
+from .ops import REGISTRY, bind
+from .ops.binding import Bound
+
+Array = npt.NDArray[Any]
+Signature = tuple[tuple[tuple[int, ...], str], ...]
+"""Per Parameter (in graph order): the input's shape and dtype name."""
+
+
+@dataclass
+class LayerPath:
+    """How one pooling layer of a compiled model runs."""
+
+    label: str
+    type: str
+    path: str
+    """"compiled" (numba), "numpy" (the numpy core, plan prepared), or "interpreted" (the
+    interpreter's own steps, plan looked up per call: an input held in another type than
+    declared, a constant, or family value inputs computed by the model)."""
+    why: str
+
+
+@dataclass
+class _Step:
+    run: Callable[[list[Any]], list[Any]]
+    ins: list[int | None]
+    outs: list[int]
+
+
+@dataclass
+class _Program:
+    steps: list[_Step]
+    slots: list[Any]
+    """Values of the static slots (constants and what depends on constants only); the rest
+    are filled per call."""
+    params: list[tuple[int, int, str, str]]
+    """(slot, Parameter layer index, own element type, declared element type)."""
+    results: list[tuple[str, int]]
+    layers: list[LayerPath] = field(default_factory=list)
+    why: str = ""
+
+
+def _uniform_inputs(graph: Graph, signature: Signature) -> dict[int, Array]:
+    from .run import _uniform, parameters
+
+    rng = np.random.default_rng(0)
+    out = {}
+    for layer, (shape, dtype) in zip(parameters(graph), signature, strict=True):
+        out[layer.index] = _uniform(rng, -1.0, 1.0, shape, np.dtype(dtype))
+    return out
+
+
+class CompiledModel:
+    """A model prepared once (see irpool.compile_model): `f(inputs)` returns the outputs by
+    Result name, bit for bit what `irpool.run(model, inputs, convention).outputs` gives.
+
+    `inputs` (name: (shape or None, dtype name)), `outputs` (the Result names), `layers` (per
+    pooling layer: its kernel path and why), `path` ("compiled" where every pooling layer runs
+    compiled, "numpy" where none does, else "mixed")."""
+
+    def __init__(
+        self,
+        graph: Graph,
+        convention: str | None = None,
+        threads: int | None = None,
+        path: str | None = None,
+    ) -> None:
+        from . import conventions as conv
+        from .kernel import thread_count
+        from .kernel.compiled import SETTINGS, setting
+        from .run import _element_type, parameter_names, parameters, unsupported_layers
+        from .shapes import parameter_shape
+
+        if graph.fragment:
+            raise UsageError(
+                f"{graph.path} holds layer fragments, not a net; compile_pool prepares one layer"
+            )
+        bad = unsupported_layers(graph)
+        if bad:
+            kinds = sorted({la.type for la in bad})
+            raise UsageError(
+                f"the net has layers irpool does not execute ({', '.join(kinds)}; first: "
+                f'"{bad[0].label}")',
+                Where(file=graph.path, line=bad[0].line),
+            )
+        if convention is not None:
+            conv.get(convention)
+        chosen = setting() if path is None else path
+        if chosen not in SETTINGS:
+            raise UsageError(f"kernel path {chosen!r}: expected auto, numpy or compiled")
+        self.graph = graph
+        self.convention = convention
+        self.threads = thread_count(threads)
+        self.kernel_path = chosen
+        self._params = parameters(graph)
+        self._aliases: dict[str, int] = {}
+        for k, layer in enumerate(self._params):
+            for name in parameter_names(layer):
+                self._aliases.setdefault(name, k)
+        self.inputs: dict[str, tuple[tuple[int, ...] | None, str]] = {}
+        static: list[tuple[int, ...] | None] = []
+        for layer in self._params:
+            shape = parameter_shape(layer)
+            dims = (
+                tuple(d.lo for d in shape)
+                if shape is not None and all(d.is_static for d in shape)
+                else None
+            )
+            static.append(dims)
+            dtype = numpy_dtype(_element_type(layer), layer.where()).name
+            if graph.ir_version == 10 and dtype == "float16":
+                dtype = "float32"  # an f16 IR v10 net takes f32 inputs (run.check_input)
+            self.inputs[layer.name or layer.label] = (dims, dtype)
+        self.outputs = [
+            la.name or la.label for la in graph.topological() if REGISTRY.role(la) == "result"
+        ]
+        self._dtypes = [np.dtype(dt) for _, dt in self.inputs.values()]
+        self._programs: dict[Signature, _Program] = {}
+        self._lock = threading.Lock()
+        self._constants: dict[int, Any] = {}
+        self._bound: dict[int, Bound] = {}
+        self._last: tuple[Signature, _Program] | None = None
+        if all(s is not None for s in static):
+            sig = tuple(
+                (s, dt.name) for s, dt in zip(static, self._dtypes, strict=True) if s is not None
+            )
+            self._program(sig)
+
+    # -- the public face ----------------------------------------------------------------------
+
+    @property
+    def layers(self) -> list[LayerPath]:
+        """Per pooling layer, its kernel path (of the program built last)."""
+        program = self._last[1] if self._last else None
+        return list(program.layers) if program else []
+
+    @property
+    def path(self) -> str:
+        paths = {la.path for la in self.layers}
+        if not paths:
+            return "numpy"
+        if paths == {"compiled"}:
+            return "compiled"
+        return "numpy" if "compiled" not in paths else "mixed"
+
+    @property
+    def why(self) -> str:
+        program = self._last[1] if self._last else None
+        if program is not None and program.why:
+            return program.why
+        return "; ".join(f"{la.label}: {la.why}" for la in self.layers)
+
+    def __repr__(self) -> str:
+        return (
+            f"<CompiledModel {self.graph.path!r} {self.path}: {len(self.layers)} pooling layer(s)>"
+        )
+
+    def __call__(self, inputs: Mapping[str, Array] | Array | None = None) -> dict[str, Array]:
+        arrays = self._arrays(inputs)
+        sig = tuple((tuple(a.shape), a.dtype.name) for a in arrays)
+        last = self._last
+        program = last[1] if last is not None and last[0] == sig else self._program(sig)
+        slots = list(program.slots)
+        for (slot, _, own, declared), array in zip(program.params, arrays, strict=True):
+            slots[slot] = _value(array, own, declared)
+        for step in program.steps:
+            outs = step.run([slots[i] if i is not None else None for i in step.ins])
+            for slot, value in zip(step.outs, outs, strict=False):
+                slots[slot] = value
+        return {name: slots[slot] for name, slot in program.results}
+
+    # -- inputs -------------------------------------------------------------------------------
+
+    def _arrays(self, inputs: Mapping[str, Array] | Array | None) -> list[Array]:
+        """The inputs in Parameter order: a plain match of dtype (and compiled shape) as it is,
+        anything else through run.bind_inputs (its checks, errors and bf16-as-uint16 views)."""
+        n = len(self._params)
+        got: list[Any] = [None] * n
+        if isinstance(inputs, np.ndarray) and n == 1:
+            got[0] = inputs
+        elif isinstance(inputs, Mapping):
+            for key, array in inputs.items():
+                k = self._aliases.get(key)
+                if k is None or got[k] is not None or not isinstance(array, np.ndarray):
+                    return self._bind(inputs)
+                got[k] = array
+        else:
+            return self._bind(inputs)
+        for k, array in enumerate(got):
+            if array is None or array.dtype != self._dtypes[k]:
+                return self._bind(inputs)
+            shape = list(self.inputs.values())[k][0]
+            if shape is not None and array.shape != shape:
+                return self._bind(inputs)
+        return got
+
+    def _bind(self, inputs: Mapping[str, Array] | Array | None) -> list[Array]:
+        from .run import bind_inputs
+
+        if inputs is None:
+            raise UsageError(
+                "no inputs: a compiled model is called with an array (a one-input model) or a "
+                f"mapping of input names to arrays ({', '.join(self.inputs) or 'none'})"
+            )
+        if not isinstance(inputs, (Mapping, np.ndarray)):
+            raise UsageError(
+                f"inputs: expected an array or a mapping of input names to arrays, not "
+                f"{type(inputs).__name__}"
+            )
+        if isinstance(inputs, Mapping):
+            inputs = {str(k): np.asarray(v) for k, v in inputs.items()}
+        bound = bind_inputs(self.graph, inputs)
+        return [bound[p.index] for p in self._params]
+
+    # -- building a program -------------------------------------------------------------------
+
+    def _program(self, sig: Signature) -> _Program:
+        with self._lock:
+            program = self._programs.get(sig)
+            if program is None:
+                program = self._programs[sig] = self._build(sig)
+            self._last = (sig, program)
+            return program
+
+    def _build(self, sig: Signature) -> _Program:
+        """The program for inputs of one signature, traced on a random input (every Value's
+        held and declared type known), checked against run_graph on that input."""
+        from .run import run_graph
+
+        trace = _uniform_inputs(self.graph, sig)
+        program, outputs = self._trace(sig, trace, prepare=True)
+        from .run import parameter_names
+
+        given: Any = {}
+        for layer in self._params:
+            names = parameter_names(layer)
+            given[names[0] if names else layer.label] = trace[layer.index]
+        if len(self._params) == 1:
+            given = trace[self._params[0].index]
+        expected = run_graph(self.graph, given, self.convention)
+        if not _same(outputs, expected.outputs):
+            program, _ = self._trace(sig, trace, prepare=False)
+            program.why = (
+                "the prepared steps differed from irpool.run on a random input (a bug, please "
+                "report it): every layer runs on the interpreter's steps"
+            )
+        return program
+
+    def _trace(
+        self, sig: Signature, trace: Mapping[int, Array], prepare: bool
+    ) -> tuple[_Program, dict[str, Array]]:
+        rn = _run_module()
+
+        graph = self.graph
+        convention = self.convention
+        onnx_model = graph.format == "onnx"
+        plugin = not onnx_model and convention in (None, "openvino")
+        hold_f16 = onnx_model and convention in (None, "onnx")
+        v10 = graph.ir_version == 10
+        index_of = {la.id: la.index for la in graph.layers}
+        slot_of: dict[tuple[int, int], int] = {}
+        values: list[Any] = []
+        dynamic: list[bool] = []
+        steps: list[_Step] = []
+        params: list[tuple[int, int, str, str]] = []
+        results: list[tuple[str, int]] = []
+        layers: list[LayerPath] = []
+        outputs: dict[str, Array] = {}
+
+        def new_slot(value: Any, moving: bool) -> int:
+            values.append(value)
+            dynamic.append(moving)
+            return len(values) - 1
+
+        for layer in graph.topological():
+            role = rn._role(layer)
+            ins: list[int | None] = []
+            for port in layer.inputs:
+                assert layer.id is not None
+                edge = graph.producer(layer.id, port.id)
+                if edge is not None:
+                    ins.append(slot_of[(index_of[edge.from_layer], edge.from_port)])
+                elif port.names and port.names[0] in graph.initializers:
+                    init = np.asarray(graph.initializers[port.names[0]])
+                    ins.append(new_slot(rn._declared_value(init), False))
+                else:
+                    ins.append(None)
+            optional = [values[i] if i is not None else None for i in ins]
+            present = [v for v in optional if v is not None]
+            moving = any(dynamic[i] for i in ins if i is not None)
+            if role not in ("parameter", "const") and not present:
+                from .errors import IrParseError
+
+                raise IrParseError(f"{layer.type} has no connected input", layer.where())
+            if role == "parameter":
+                array = trace[layer.index]
+                et = (
+                    rn._element_type(layer)
+                    if not onnx_model
+                    else rn.element_type_of_numpy(array.dtype.name)
+                )
+                own = rn.element_type_of_numpy(array.dtype.name) or "f32"
+                slot = new_slot(_value(array, own, et or own), True)
+                params.append((slot, layer.index, own, et or own))
+                slot_of[(layer.index, layer.outputs[0].id if layer.outputs else 0)] = slot
+                for port in layer.outputs[1:]:
+                    slot_of[(layer.index, port.id)] = slot
+                continue
+            if role == "result":
+                name = layer.name or layer.label
+                assert ins[0] is not None
+                src = ins[0]
+                out_slot = new_slot(values[src].output(v10), dynamic[src])
+                outputs[name] = values[out_slot]
+                if dynamic[src]:
+                    steps.append(_Step(_result(v10), [src], [out_slot]))
+                results.append((name, out_slot))
+                continue
+            moving_ins = [i is not None and dynamic[i] for i in ins]
+            run, path = self._layer_step(
+                layer, role, optional, moving_ins, plugin, hold_f16, prepare and moving
+            )
+            outs = run(optional)
+            if path is not None:
+                layers.append(path)
+            out_slots = []
+            for port, value in zip(layer.outputs, outs, strict=False):
+                slot = new_slot(value, moving)
+                slot_of[(layer.index, port.id)] = slot
+                out_slots.append(slot)
+            if moving:
+                steps.append(_Step(run, ins, out_slots))
+        slots = [None if d else v for v, d in zip(values, dynamic, strict=True)]
+        return _Program(steps, slots, params, results, layers), outputs
+
+    def _layer_step(
+        self,
+        layer: Layer,
+        role: str,
+        optional: list[Any],
+        moving: list[bool],
+        plugin: bool,
+        hold_f16: bool,
+        prepare: bool,
+    ) -> tuple[Callable[[list[Any]], list[Any]], LayerPath | None]:
+        """A layer's step: the interpreter's own function for it, or a pooling layer's prepared
+        kernel where its input is a plain tensor."""
+        rn = _run_module()
+
+        graph = self.graph
+        convention = self.convention
+        if role == "const":
+            if layer.index not in self._constants:
+                raw = rn.read_const(graph, layer)
+                if plugin:
+                    et = rn.element_type_of_numpy(raw.dtype.name) or "f32"
+                    stored, held = rn.elements.store_constant(raw, et)
+                    self._constants[layer.index] = rn.Value(stored, held, et, raw)
+                else:
+                    self._constants[layer.index] = rn._declared_value(raw)
+            constant = self._constants[layer.index]
+            return (lambda _: [constant]), None
+        if role == "convert":
+            return (lambda v: [rn._convert(layer, v[0], plugin)]), None
+        if role == "identity":
+            return (lambda v: [next(x for x in v if x is not None)]), None
+        spec = REGISTRY.spec(layer)
+        assert spec is not None
+        if role == "reshape":
+            execute = spec.execute
+            return (
+                lambda v: rn._reshape(layer, execute, [x for x in v if x is not None], plugin)
+            ), None
+        if role == "elementwise":
+            execute = spec.execute
+            return (
+                lambda v: rn._elementwise(layer, execute, [x for x in v if x is not None])
+            ), None
+        bound = self._bound.get(layer.index)
+        if bound is None:
+            bound = self._bound[layer.index] = bind(graph, layer, convention)
+        if bound.family is not None:
+            return self._family_step(bound, optional, moving, prepare)
+        return self._pool_step(bound, optional, plugin, hold_f16, prepare)
+
+    def _interpreted(
+        self, bound: Bound, run: Callable[[list[Any]], list[Any]], why: str
+    ) -> tuple[Callable[[list[Any]], list[Any]], LayerPath]:
+        return run, LayerPath(bound.label, bound.layer.type, "interpreted", why)
+
+    def _pool_step(
+        self, bound: Bound, optional: list[Any], plugin: bool, hold_f16: bool, prepare: bool
+    ) -> tuple[Callable[[list[Any]], list[Any]], LayerPath]:
+        rn = _run_module()
+        from .kernel.prepared import PreparedPool
+
+        convention = self.convention
+
+        def interpreted(v: list[Any]) -> list[Any]:
+            _, outs = rn._pool(bound, v, convention, None, True, plugin, hold_f16)
+            return list(outs)
+
+        src = optional[0] if optional else None
+        if not prepare or bound.spec.kind == "qlinear" or src is None:
+            why = "a quantized layer" if bound.spec.kind == "qlinear" else "its input is constant"
+            return self._interpreted(bound, interpreted, why)
+        if not _plain(src) or src.declared != "f32":
+            return self._interpreted(
+                bound,
+                interpreted,
+                f"its input is a {src.declared} tensor held as {src.held}: the interpreter's "
+                "conversions run around the plan",
+            )
+        p, _ = rn._pool(bound, optional, convention, None, True, plugin, hold_f16)
+        prepared = PreparedPool(p, self.threads, self.kernel_path)
+        declared = rn._declared_value
+
+        def run(v: list[Any]) -> list[Any]:
+            values, indices = prepared.run(v[0].array)
+            outs = [_value(values, "f32", "f32")]
+            if indices is not None:
+                outs.append(declared(indices))
+            return outs
+
+        return run, LayerPath(bound.label, bound.layer.type, prepared.path, prepared.why)
+
+    def _family_step(
+        self, bound: Bound, optional: list[Any], moving: list[bool], prepare: bool
+    ) -> tuple[Callable[[list[Any]], list[Any]], LayerPath]:
+        rn = _run_module()
+        from .kernel.family_compiled import prepare as prepare_family
+
+        convention = self.convention
+
+        def interpreted(v: list[Any]) -> list[Any]:
+            _, outs = rn._family(bound, v, None, convention)
+            return list(outs)
+
+        family = bound.family
+        assert family is not None
+        src = optional[0] if optional else None
+        if not prepare or src is None:
+            return self._interpreted(bound, interpreted, "its input is constant")
+        if not _plain(src):
+            return self._interpreted(
+                bound,
+                interpreted,
+                f"its input is a {src.declared} tensor held as {src.held}: the interpreter's "
+                "conversions run around the plan",
+            )
+        computed = [k for k in family.value_inputs if k < len(moving) and moving[k]]
+        if computed:
+            return self._interpreted(
+                bound,
+                interpreted,
+                f"its input {computed[0]} (a size or axes) is computed by the model: the plan is "
+                "made per call",
+            )
+        p, _ = rn._family(bound, optional, None, convention)
+        kernel = prepare_family(p, self.threads, self.kernel_path)
+        declared = rn._declared_value
+
+        def run(v: list[Any]) -> list[Any]:
+            arrays = [v[0].array, *(x.output() if x is not None else None for x in v[1:])]
+            return [declared(a) for a in kernel(arrays)]
+
+        return run, LayerPath(bound.label, bound.layer.type, kernel.path, kernel.why)
+
+
+def _run_module() -> Any:
+    """irpool/run.py (the package's `run` attribute is the API function)."""
+    import importlib
+
+    return importlib.import_module(".run", __package__)
+
+
+def _plain(v: Any) -> bool:
+    """A tensor held in its declared type, computed per call (not a constant)."""
+    return bool(
+        v.held == v.declared
+        and v.constant is None
+        and v.jit_read is None
+        and not v.late
+        and v.array.dtype.name == numpy_dtype(v.declared).name
+    )
+
+
+def _value(array: Array, own: str, declared: str) -> Any:
+    from .run import Value
+
+    return Value(array, own, declared)
+
+
+def _result(v10: bool) -> Callable[[list[Any]], list[Any]]:
+    def run(v: list[Any]) -> list[Any]:
+        return [v[0].output(v10)]
+
+    return run
+
+
+def _same(a: Mapping[str, Array], b: Mapping[str, Array]) -> bool:
+    if set(a) != set(b):
+        return False
+    for name, x in a.items():
+        y = b[name]
+        if x.dtype != y.dtype or x.shape != y.shape:
+            return False
+        if np.ascontiguousarray(x).tobytes() != np.ascontiguousarray(y).tobytes():
+            return False
+    return True
+
+
+def compile_model(
+    graph: Graph,
+    input_shapes: Mapping[str, Sequence[int]] | None = None,
+    convention: str | None = None,
+    threads: int | None = None,
+    path: str | None = None,
+) -> CompiledModel:
+    """See irpool.compile_model."""
+    from .inputs import reshaped
+
+    return CompiledModel(reshaped(graph, dict(input_shapes or {})), convention, threads, path)

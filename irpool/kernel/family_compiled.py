@@ -1,0 +1,327 @@
+"""The pooling families (irpool/families/) prepared once: a plan's compiled kernel where numba
+is installed and a kernel of irpool/kernel/numba_family.py serves the plan, else the numpy
+core (kernel.family.execute).  Both give the same bits; the numpy core is the reference the
+compiled kernels are tested against (tests/test_family_compiled.py)."""
+
+from __future__ import annotations
+
+import importlib
+import os
+import sys
+import threading
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from ..errors import UsageError
+from ..families import FamilyPlan
+from ..families.adaptive import AdaptivePlan
+from ..families.reduce import ReducePlan
+from .adaptive import _compute_input, _divide, _positions, store_rounded
+from .family import execute
+from .reduction import LOWEST32, _bf16_half_up_if_odd, _scalar_mask, _to_float32
+
+Array = npt.NDArray[Any]
+Kernel = Callable[[Sequence[Array | None]], list[Array]]
+
+
+FLOATS = ("float32", "float16", "bfloat16", "float64")
+
+
+def why_not(plan: FamilyPlan) -> str | None:
+    """Why no compiled kernel computes this plan (None when one does)."""
+    if 0 in plan.input_shape or 0 in plan.output_shape:
+        return "the input or the output is empty"
+    if isinstance(plan, ReducePlan):
+        return _reduce_why_not(plan)
+    if isinstance(plan, AdaptivePlan):
+        if not 1 <= len(plan.axes) <= 3:
+            return f"{len(plan.axes)} spatial axes: it computes 1 to 3"
+        if plan.compute not in ("float32", "float64"):
+            return f"compute type {plan.compute}"
+        if any(a.longest < 1 for a in plan.axes):
+            return "an empty window"
+        return None
+    return f"no compiled kernel for a {type(plan).__name__} yet"
+
+
+def _compiled(plan: FamilyPlan, threads: int) -> Kernel:
+    if isinstance(plan, ReducePlan):
+        return _ReduceKernel(plan)
+    if isinstance(plan, AdaptivePlan):
+        return _AdaptiveKernel(plan)
+    raise UsageError(f"no compiled kernel for {type(plan).__name__}")
+
+
+_MODULE: list[Any] = []
+_LOCK = threading.Lock()
+
+
+def kernels() -> Any:
+    """numba_family (imports numba), with numba's disk cache where it has a place for it."""
+    if not _MODULE:
+        with _LOCK:
+            if not _MODULE:
+                try:
+                    module = importlib.import_module(f"{__package__}.numba_family")
+                except RuntimeError as e:
+                    if "no locator available" not in str(e):
+                        raise
+                    sys.modules.pop(f"{__package__}.numba_family", None)
+                    os.environ["IRPOOL_NUMBA_CACHE"] = "0"
+                    module = importlib.import_module(f"{__package__}.numba_family")
+                _MODULE.append(module)
+    return _MODULE[0]
+
+
+# -- reductions -------------------------------------------------------------------------------
+
+
+def _reduce_why_not(plan: ReducePlan) -> str | None:
+    if plan.order != "ov_jit":
+        return f"the {plan.order} order: it computes openvino's JIT order"
+    if plan.dtype not in FLOATS:
+        return f"{plan.dtype} data: it computes float32, float16, bfloat16 and float64"
+    if plan.two_stage:
+        return "the two-stage schedule (C, D and W reduced, H kept)"
+    if plan.count == 0:
+        return "an empty reduction"
+    if plan.lanes not in (8, 16):
+        return f"{plan.lanes} lanes"
+    return None
+
+
+def _offsets(dims: Sequence[int], strides: Sequence[int]) -> Array:
+    """Flat offsets of every index over `dims` (row-major) with these element strides."""
+    off = np.zeros(1, np.int64)
+    for d, st in zip(dims, strides, strict=True):
+        off = (off[:, None] + np.arange(d, dtype=np.int64)[None, :] * st).reshape(-1)
+    return off
+
+
+class _ReduceKernel:
+    """A ReducePlan in openvino's JIT order on float data (kernel/reduction.py _openvino): the
+    float32 values folded by numba_family's kernels, the conversions around them the numpy
+    core's own."""
+
+    def __init__(self, plan: ReducePlan) -> None:
+        self.plan = plan
+        self.k = kernels()
+        view, red = plan.view, plan.reduced
+        strides = [int(np.prod(view[i + 1 :], dtype=np.int64)) for i in range(5)]
+        keep = [i for i in range(5) if not red[i]]
+        reduced = [i for i in range(5) if red[i]]
+        self.is_max = plan.kind == "max"
+        self.pre = {"l1": 1, "l2": 2}.get(plan.kind, 0)
+        self.post = {"mean": 1, "l2": 2}.get(plan.kind, 0)
+        self.lane_init = np.float32(LOWEST32 if self.is_max else 0.0)
+        self.nout = int(np.prod([view[i] for i in keep], dtype=np.int64))
+        if plan.chunk:
+            inner = [4, 3] if plan.chunk == view[3] * view[4] and red[3] else [4]
+            outer = [i for i in reduced if i not in inner]
+            self.obase = _offsets([view[i] for i in keep], [strides[i] for i in keep])
+            self.cbase = _offsets([view[i] for i in outer], [strides[i] for i in outer])
+            self.scalar = plan.chunk < plan.lanes
+            if self.scalar:
+                self.smode = np.ascontiguousarray(_scalar_mask(plan), dtype=np.bool_)
+            self.mode = "scalar" if self.scalar else "chunks"
+            if not self.is_max and self.scalar:
+                self.mode = "sequential"
+        else:
+            self.mode = "sequential"
+        if self.mode == "sequential":
+            run = 1
+            for i in reversed(keep):
+                if strides[i] != run:
+                    break
+                run *= view[i]
+            runs = [i for i in keep if strides[i] >= run]
+            self.run = run
+            self.obase = _offsets([view[i] for i in runs], [strides[i] for i in runs])
+            self.roff = _offsets([view[i] for i in reduced], [strides[i] for i in reduced])
+        self._warm()
+
+    def _warm(self) -> None:
+        x = np.zeros(int(np.prod(self.plan.view)), np.float32)
+        self._fold(x)
+
+    def _fold(self, xf: Array) -> Array:
+        k, plan = self.k, self.plan
+        out = np.empty(self.nout, np.float32)
+        if self.mode == "chunks":
+            k.reduce_chunks(
+                xf,
+                self.obase,
+                self.cbase,
+                plan.chunk,
+                plan.lanes,
+                self.is_max,
+                self.pre,
+                self.lane_init,
+                self.lane_init,
+                out,
+            )
+        elif self.mode == "scalar":
+            k.reduce_scalar_chunks(
+                xf,
+                self.obase,
+                self.cbase,
+                plan.chunk,
+                self.pre,
+                self.lane_init,
+                self.lane_init,
+                self.smode,
+                out,
+            )
+        else:
+            k.reduce_sequential(
+                xf, self.obase, self.run, self.roff, self.is_max, self.pre, self.lane_init, out
+            )
+        if self.post:
+            k.finish(out, self.post, plan.count)
+        return out
+
+    def __call__(self, inputs: Sequence[Array | None]) -> list[Array]:
+        x = inputs[0]
+        assert x is not None
+        plan = self.plan
+        if str(x.dtype.name) != plan.dtype or tuple(x.shape) != plan.input_shape:
+            return execute(plan, inputs)  # its errors
+        xf = x if x.dtype == np.float32 else _to_float32(x)
+        res = self._fold(np.ascontiguousarray(xf).reshape(-1)).reshape(plan.output_shape)
+        if x.dtype == np.float64:
+            big = float(np.finfo(np.float32).max)
+            return [np.asarray(np.clip(res.astype(np.float64), -big, big))]
+        if x.dtype.name == "bfloat16" and plan.bf16_round == "half_up_if_odd":
+            return [_bf16_half_up_if_odd(res).view(x.dtype)]
+        return [res if x.dtype == np.float32 else np.asarray(res.astype(x.dtype))]
+
+
+class PreparedFamily:
+    """A family plan prepared once: `f(inputs)` is `kernel.family.execute(plan, inputs)`, bit
+    for bit; `path` is "compiled" or "numpy" and `why` says why."""
+
+    def __init__(self, plan: FamilyPlan, threads: int = 1, path: str | None = None) -> None:
+        from . import compiled
+
+        self.plan = plan
+        chosen = compiled.setting() if path is None else path
+        if chosen not in compiled.SETTINGS:
+            raise UsageError(f"kernel path {chosen!r}: expected auto, numpy or compiled")
+        reason = why_not(plan)
+        self._kernel: Kernel | None = None
+        if chosen == "numpy":
+            self.why = "numpy core"
+        elif not compiled.installed():
+            if chosen == "compiled":
+                raise UsageError("the compiled kernel path needs numba: pip install 'irpool[fast]'")
+            self.why = "numpy core (numba is not installed: pip install 'irpool[fast]')"
+        elif reason is not None:
+            self.why = f"numpy core (the compiled path does not serve this plan: {reason})"
+        else:
+            self._kernel = _compiled(plan, threads)
+            self.why = "compiled (numba), bit-identical to the numpy core"
+        self.path = "compiled" if self._kernel is not None else "numpy"
+
+    def __call__(self, inputs: Sequence[Array | None]) -> list[Array]:
+        if self._kernel is not None:
+            return self._kernel(inputs)
+        return execute(self.plan, inputs)
+
+    def __repr__(self) -> str:
+        return (
+            f"<PreparedFamily {type(self.plan).__name__} {list(self.plan.input_shape)}: {self.why}>"
+        )
+
+
+def prepare(plan: FamilyPlan, threads: int = 1, path: str | None = None) -> PreparedFamily:
+    return PreparedFamily(plan, threads, path)
+
+
+# -- adaptive pooling -------------------------------------------------------------------------
+
+
+class _AdaptiveKernel:
+    """An AdaptivePlan (kernel/adaptive.py adaptive_pool): the window loop in numba_family's
+    kernel, the conversions around it the numpy core's own; a layer openvino runs as a
+    reduction (as_reduce) on the reduction kernel."""
+
+    def __init__(self, plan: AdaptivePlan) -> None:
+        self.plan = plan
+        self.k = kernels()
+        self.reduce: Kernel | None = None
+        if plan.as_reduce is not None:
+            self.reduce = (
+                _ReduceKernel(plan.as_reduce)
+                if why_not(plan.as_reduce) is None
+                else (lambda ins: execute(plan.as_reduce, ins))  # type: ignore[arg-type]
+            )
+        shape = plan.input_shape
+        nd = len(plan.axes)
+        tables = [(np.zeros((1, 1), np.int64), np.ones((1, 1), np.bool_))] * (3 - nd)
+        for a in plan.axes:
+            pos, valid = _positions(a)
+            tables.append((np.ascontiguousarray(pos, np.int64), np.ascontiguousarray(valid)))
+        self.tables = tables
+        sizes = [1] * (3 - nd) + list(shape[2:])
+        self.s0, self.s1 = sizes[1] * sizes[2], sizes[2]
+        self.plane = int(np.prod(shape[2:], dtype=np.int64))
+        self.planes = int(np.prod(shape[:2], dtype=np.int64))
+        self.count = int(np.prod(plan.output_shape, dtype=np.int64))
+        self.cdt = np.dtype(plan.compute)
+        if plan.as_reduce is None or plan.indices:
+            self._loop(np.zeros(self.planes * self.plane, self.cdt))
+
+    def _loop(self, xc: Array) -> tuple[Array, Array]:
+        plan = self.plan
+        (p0, v0), (p1, v1), (p2, v2) = self.tables
+        out = np.empty(self.count, xc.dtype)
+        idx = np.empty(self.count, np.int64)
+        self.k.adaptive(
+            xc,
+            self.planes,
+            self.plane,
+            p0,
+            v0,
+            p1,
+            v1,
+            p2,
+            v2,
+            self.s0,
+            self.s1,
+            plan.reduce == "max",
+            plan.max_rule == "first_strict",
+            xc.dtype.type(0),
+            out,
+            idx,
+        )
+        return out, idx
+
+    def __call__(self, inputs: Sequence[Array | None]) -> list[Array]:
+        x = inputs[0]
+        assert x is not None
+        plan = self.plan
+        if str(x.dtype.name) != plan.dtype or tuple(x.shape) != plan.input_shape:
+            return execute(plan, inputs)  # its errors
+        if plan.as_reduce is not None and not plan.indices:
+            assert self.reduce is not None
+            return self.reduce([x])
+        xc = np.ascontiguousarray(_compute_input(x, plan)).reshape(-1)
+        acc, idx = self._loop(xc)
+        shape = plan.output_shape
+        spatial = acc.reshape(-1, *shape[2:])
+        if plan.reduce == "mean":
+            with np.errstate(invalid="ignore", over="ignore"):
+                spatial = _divide(spatial.astype(self.cdt), plan)
+        result = np.asarray(spatial, dtype=self.cdt).reshape(shape)
+        if x.dtype.kind in "iu":
+            values = store_rounded(result, x.dtype)
+        else:
+            values = np.asarray(result.astype(x.dtype))
+        if self.reduce is not None:
+            values = self.reduce([x])[0]
+        if plan.indices:
+            return [values, np.asarray(idx.reshape(shape).astype(plan.index_dtype))]
+        return [values]

@@ -1,0 +1,147 @@
+"""irpool.compile_model: a model prepared once gives, call after call, what irpool.run gives
+(bit for bit, every Result), on every family, on chains with glue, on dynamic shapes, with
+and without the compiled path."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from family_helpers import adaptive_net, random_values, reduce_net, same_bits, save
+
+import irpool
+from irpool.errors import InputError, UsageError
+from irpool.frontends.ir_writer import NetBuilder
+
+
+def _same_as_run(model: str, x: Any, **kw: Any) -> Any:
+    f = irpool.compile_model(model, **kw)
+    runs = [f(x) for _ in range(2)]
+    convention = kw.get("convention")
+    expected = irpool.run(model, x, convention, input_shapes=kw.get("input_shapes")).outputs
+    for got in runs:
+        assert set(got) == set(expected)
+        for name, value in expected.items():
+            assert same_bits(got[name], value), name
+    return f
+
+
+def _windowed_net(op: str, shape: list[int], element_type: str = "f32") -> NetBuilder:
+    net = NetBuilder("windowed")
+    x = net.parameter("x", shape, element_type)
+    attrs = {"kernel": "3,3", "strides": "2,2", "pads_begin": "1,1", "pads_end": "1,1"}
+    out_dims = [*shape[:2], (shape[2] + 1) // 2, (shape[3] + 1) // 2]
+    if op == "AvgPool":
+        attrs["exclude-pad"] = "true"
+        outs = net.op("AvgPool", "opset1", "pool", attrs, [x], [(out_dims, element_type)])
+    else:
+        outs = net.op("MaxPool", "opset1", "pool", attrs, [x], [(out_dims, element_type)])
+    net.result("values", outs[0])
+    return net
+
+
+@pytest.mark.parametrize("kind", ["mean", "max", "sum", "l1", "l2"])
+@pytest.mark.parametrize(
+    "shape,axes", [((2, 20, 5, 7), [2, 3]), ((1, 24, 6, 5), [1]), ((3, 17), [-1])]
+)
+def test_reductions(tmp_path: Path, kind: str, shape: tuple[int, ...], axes: list[int]) -> None:
+    x = random_values(np.random.default_rng(1), shape, special=kind == "max")
+    path = save(reduce_net(kind, shape, axes, True), tmp_path)
+    _same_as_run(path, x, threads=1)
+
+
+@pytest.mark.parametrize("reduce", ["mean", "max"])
+def test_adaptive(tmp_path: Path, reduce: str) -> None:
+    x = random_values(np.random.default_rng(2), (1, 6, 13, 11))
+    path = save(adaptive_net(reduce, x.shape, (6, 4)), tmp_path)
+    f = _same_as_run(path, x)
+    assert f.outputs == (["values"] if reduce == "mean" else ["values", "indices"])
+
+
+@pytest.mark.parametrize("op", ["AvgPool", "MaxPool"])
+@pytest.mark.parametrize("path_setting", ["numpy", "auto"])
+def test_windowed(tmp_path: Path, op: str, path_setting: str) -> None:
+    x = random_values(np.random.default_rng(3), (1, 8, 9, 10))
+    path = save(_windowed_net(op, [1, 8, 9, 10]), tmp_path)
+    f = _same_as_run(path, x, path=path_setting)
+    if path_setting == "numpy":
+        assert f.path == "numpy" and [la.path for la in f.layers] == ["numpy"]
+
+
+def test_f16_net_runs_on_the_interpreter(tmp_path: Path) -> None:
+    """An f16 input is pooled in float32 by the plugin (run's conversions): same bits."""
+    x = random_values(np.random.default_rng(4), (1, 4, 9, 10)).astype(np.float16)
+    path = save(_windowed_net("AvgPool", [1, 4, 9, 10], "f16"), tmp_path)
+    f = _same_as_run(path, x)
+    assert [la.path for la in f.layers] == ["interpreted"]
+
+
+def test_chain_with_glue(tmp_path: Path) -> None:
+    """Parameter -> ReLU -> MaxPool -> ReduceMean (axes a Const) -> Multiply by a Const."""
+    net = NetBuilder("chain")
+    x = net.parameter("x", [1, 6, 8, 8])
+    relu = net.op("Relu", "opset1", "relu", {}, [x], [([1, 6, 8, 8], "f32")])
+    pool = net.op(
+        "MaxPool",
+        "opset1",
+        "pool",
+        {"kernel": "2,2", "strides": "2,2", "pads_begin": "0,0", "pads_end": "0,0"},
+        [relu[0]],
+        [([1, 6, 4, 4], "f32")],
+    )
+    axes = net.const("axes", np.asarray([2, 3], np.int64))
+    mean = net.op(
+        "ReduceMean",
+        "opset1",
+        "mean",
+        {"keep_dims": "true"},
+        [pool[0], axes],
+        [([1, 6, 1, 1], "f32")],
+    )
+    scale = net.const("scale", np.full((1, 6, 1, 1), 0.5, np.float32))
+    out = net.op("Multiply", "opset1", "mul", {}, [mean[0], scale], [([1, 6, 1, 1], "f32")])
+    net.result("y", out[0])
+    net.result("pooled", pool[0])
+    path = save(net, tmp_path)
+    x_in = random_values(np.random.default_rng(5), (1, 6, 8, 8))
+    f = _same_as_run(path, {"x": x_in})
+    assert sorted(f.outputs) == ["pooled", "y"]
+
+
+def test_input_shapes_and_errors(tmp_path: Path) -> None:
+    path = save(reduce_net("mean", (1, 8, 7, 7), [2, 3], True), tmp_path)
+    x = random_values(np.random.default_rng(6), (2, 8, 5, 5))
+    _same_as_run(path, x, input_shapes=[2, 8, 5, 5])
+    f = irpool.compile_model(path)
+    assert f.inputs == {"x": ((1, 8, 7, 7), "float32")}
+    with pytest.raises(InputError, match="has shape"):
+        f(x)
+    with pytest.raises(InputError, match="dtype float64"):
+        f(np.zeros((1, 8, 7, 7)))
+    with pytest.raises(UsageError, match="no input for Parameter"):
+        f({"nope": np.zeros((1, 8, 7, 7), np.float32)})
+
+
+def test_without_numba_it_says_so(tmp_path: Path, monkeypatch: Any) -> None:
+    from irpool.kernel import compiled
+
+    monkeypatch.setattr(compiled, "installed", lambda: False)
+    path = save(reduce_net("max", (1, 8, 7, 7), [2, 3], True), tmp_path)
+    f = irpool.compile_model(path, path="auto")
+    assert f.path == "numpy"
+    assert "numba is not installed" in f.why
+    with pytest.raises(UsageError, match="needs numba"):
+        irpool.compile_model(path, path="compiled")
+
+
+def test_a_fragment_file_is_refused(tmp_path: Path) -> None:
+    frag = tmp_path / "f.xml"
+    frag.write_text(
+        '<layer id="0" name="p" type="MaxPool" version="opset1"><data kernel="2" strides="2"/>'
+        '<input><port id="0"><dim>1</dim><dim>1</dim><dim>4</dim></port></input>'
+        '<output><port id="1"><dim>1</dim><dim>1</dim><dim>2</dim></port></output></layer>'
+    )
+    with pytest.raises(UsageError, match="fragments"):
+        irpool.compile_model(str(frag))

@@ -1,0 +1,149 @@
+"""The compiled kernels of the pooling families (kernel/family_compiled.py, numba_family.py)
+against the numpy core (kernel/family.execute), bit for bit: zero signs, NaN, infinities,
+both instruction sets' lane orders, every float type."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+from family_helpers import random_values
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from irpool import conventions as conv
+from irpool.families.reduce import ReduceParams, Reduction
+from irpool.kernel.family import execute
+from irpool.kernel.family_compiled import PreparedFamily, why_not
+
+pytest.importorskip("numba")
+
+FEW = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+DTYPES = ["float32", "float16", "bfloat16", "float64"]
+
+
+def _values(rng: np.random.Generator, shape: tuple[int, ...], dtype: str, special: bool) -> Any:
+    x = random_values(rng, shape, special)
+    if special:
+        x[rng.random(shape) < 0.1] = -0.0
+        x[rng.random(shape) < 0.05] = np.inf
+    if dtype == "bfloat16":
+        import ml_dtypes
+
+        return x.astype(ml_dtypes.bfloat16)
+    return x.astype(dtype)
+
+
+def same_bits(a: Any, b: Any) -> bool:
+    """Equal shapes, dtypes and bits, zero signs included; any NaN equals any NaN (where two
+    NaNs meet in an addition, which one's payload survives is LLVM's choice of operand
+    order, as it is the vector unit's in numpy and in openvino: irpool models where NaN
+    arises, not its payload)."""
+    a, b = np.asarray(a), np.asarray(b)
+    if a.shape != b.shape or a.dtype != b.dtype:
+        return False
+    if a.dtype.itemsize in (2, 4, 8) and a.dtype.kind not in "iub":
+        kind = f"u{a.dtype.itemsize}"
+        wide = np.float32 if a.dtype.itemsize <= 4 else np.float64
+        nan = np.isnan(a.astype(wide)) & np.isnan(b.astype(wide))
+        return bool(np.all(nan | (a.view(kind) == b.view(kind))))
+    return bool(np.array_equal(a, b))
+
+
+@st.composite
+def reduce_cases(draw: Any) -> tuple[Any, tuple[int, ...], str, bool]:
+    rank = draw(st.integers(1, 5))
+    shape = [draw(st.integers(1, 5)) for _ in range(rank)]
+    if draw(st.booleans()):
+        shape[-1] = draw(st.integers(5, 40))  # long enough for 8 and 16 lanes
+    if rank >= 2 and draw(st.booleans()):
+        shape[-2] = draw(st.integers(5, 20))
+    axes = tuple(draw(st.lists(st.integers(0, rank - 1), min_size=1, max_size=rank, unique=True)))
+    kind = draw(st.sampled_from(["sum", "mean", "max", "l1", "l2"]))
+    dtype = draw(st.sampled_from(DTYPES))
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+    x = _values(rng, tuple(shape), dtype, draw(st.booleans()))
+    return x, axes, kind, draw(st.booleans())
+
+
+@pytest.mark.parametrize("isa", ["avx512", "avx2"])
+@FEW
+@given(case=reduce_cases())
+def test_reductions_as_the_numpy_core(isa: str, case: Any) -> None:
+    x, axes, kind, keep = case
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("IRPOOL_OV_ISA", isa)
+        params = ReduceParams(op="Reduce", kind=kind, axes=axes, keep=keep)
+        plan = Reduction(kind).plan(params, tuple(x.shape), x.dtype.name, conv.get("openvino"))
+    prepared = PreparedFamily(plan, 1, "auto")
+    expected = execute(plan, [x])
+    if why_not(plan) is None:
+        assert prepared.path == "compiled"
+    for got, want in zip(prepared([x]), expected, strict=True):
+        assert same_bits(got, want), (plan.view, plan.reduced, plan.chunk)
+
+
+@pytest.mark.parametrize(
+    "shape,axes",
+    [
+        ((1, 2048, 7, 7), (2, 3)),
+        ((1, 512, 14, 14), (2, 3)),
+        ((1, 256, 28, 28), (1,)),
+        ((1, 96, 56, 56), (2, 3)),
+        ((2, 3, 4, 5, 6), (1, 2, 4)),
+    ],
+)
+@pytest.mark.parametrize("kind", ["mean", "max", "sum", "l2"])
+def test_head_reductions(shape: tuple[int, ...], axes: tuple[int, ...], kind: str) -> None:
+    x = _values(np.random.default_rng(7), shape, "float32", special=True)
+    params = ReduceParams(op="Reduce", kind=kind, axes=axes, keep=True)
+    plan = Reduction(kind).plan(params, shape, "float32", conv.get("openvino"))
+    prepared = PreparedFamily(plan, 1, "compiled")
+    assert prepared.path == "compiled" or why_not(plan) is not None
+    assert same_bits(prepared([x])[0], execute(plan, [x])[0])
+
+
+@st.composite
+def adaptive_cases(draw: Any) -> tuple[Any, Any, str]:
+    from irpool.families.adaptive import AdaptiveParams
+
+    nd = draw(st.integers(1, 3))
+    spatial = [draw(st.integers(1, 9)) for _ in range(nd)]
+    sizes = tuple(draw(st.integers(1, 8)) for _ in range(nd))
+    shape = (draw(st.integers(1, 2)), draw(st.integers(1, 3)), *spatial)
+    reduce = draw(st.sampled_from(["mean", "max"]))
+    convention = draw(st.sampled_from(["openvino", "torch"]))
+    dtypes = ["float32", "float16", "int32", "int8"] if convention == "openvino" else DTYPES
+    dtype = draw(st.sampled_from(dtypes))
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+    if dtype.startswith("int"):
+        x: Any = rng.integers(-100, 100, shape).astype(dtype)
+    else:
+        x = _values(rng, shape, dtype, draw(st.booleans()))
+    indices = reduce == "max" and draw(st.booleans())
+    params = AdaptiveParams(
+        op="Adaptive",
+        reduce=reduce,
+        sizes=sizes,
+        indices=reduce == "max",
+        index_dtype="int32",
+        indices_used=indices,
+    )
+    return x, params, convention
+
+
+@FEW
+@given(case=adaptive_cases())
+def test_adaptive_as_the_numpy_core(case: Any) -> None:
+    from irpool.families.adaptive import ADAPTIVE
+
+    x, params, convention = case
+    plan = ADAPTIVE.plan(params, tuple(x.shape), x.dtype.name, conv.get(convention))
+    prepared = PreparedFamily(plan, 1, "auto")
+    assert prepared.path == "compiled", prepared.why
+    expected = execute(plan, [x])
+    got = prepared([x])
+    assert len(got) == len(expected)
+    for a, b in zip(got, expected, strict=True):
+        assert same_bits(a, b)
