@@ -31,6 +31,8 @@ _PUBLIC: dict[str, str] = {
     "compile_pool": "api",
     "convert_report": "api",
     "explain": "api",
+    "extract": "extract",
+    "ExtractResult": "extract",
     "fixtures": "api",
     "load": "api",
     "pool": "api",
@@ -58,6 +60,7 @@ if TYPE_CHECKING:
     from .compare import CompareReport
     from .convert_report import ConvertReport
     from .errors import IrpoolError
+    from .extract import ExtractResult, extract
     from .run_report import RunReport
 
 
@@ -88,6 +91,7 @@ __all__ = [
     "CompareReport",
     "ConvertReport",
     "ExplainReport",
+    "ExtractResult",
     "IrpoolError",
     "RunReport",
     "__version__",
@@ -97,6 +101,7 @@ __all__ = [
     "compile_pool",
     "convert_report",
     "explain",
+    "extract",
     "fixtures",
     "load",
     "pool",

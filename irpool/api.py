@@ -40,10 +40,6 @@ def load(path: str) -> Graph:
     return onnx_model.load(path) if onnx_model.is_onnx_path(path) else load_ir(path)
 
 
-def _graph(model: str | Graph) -> Graph:
-    return model if isinstance(model, Graph) else load(model)
-
-
 Model = Any
 """What the functions take as a model: a path (str or os.PathLike) of an IR (.xml), a file of
 <layer> fragments or an ONNX model (.onnx); a `Graph` from `load`; an `onnx.ModelProto`; or

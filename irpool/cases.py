@@ -1,4 +1,4 @@
-"""The named divergence cases (D1-D15 of docs/semantics.md) as data.
+"""The named divergence cases of docs/semantics.md (the windowed ones, D1 to D14) as data.
 
 Each case is one small input and the same pooling written for each system that can express it:
 an OpenVINO IR layer, an ONNX node, a PyTorch call.  `expected` holds what each system computes,

@@ -488,7 +488,16 @@ def _add_cross_check_report(p: Any, exact_help: str, schema: str) -> None:
         metavar="FILE.html",
         help="also write a self-contained HTML page of the report (heatmaps of differing cells)",
     )
-    p.add_argument("--force", action="store_true", help="replace an existing HTML file")
+    p.add_argument(
+        "--extract",
+        metavar="DIR",
+        default=None,
+        help="also write a bundle (irpool extract: a small model, repro.py, REPORT.md) of "
+        "every differing layer into DIR/NN-NAME, the first one first (DIR: new or empty)",
+    )
+    p.add_argument(
+        "--force", action="store_true", help="replace an existing HTML file or --extract folder"
+    )
 
 
 def _print_report(
@@ -533,6 +542,7 @@ def _cmd_compare(args: argparse.Namespace) -> int:
     from .oracles import openvino_rt
 
     _check_html(args)
+    _check_extract(args)
     graph = load_model(args.model)
     if graph.format != "onnx":
         openvino_rt.load()
@@ -554,10 +564,14 @@ def _cmd_compare(args: argparse.Namespace) -> int:
         args.exact,
     )
     source = _source_check(graph, inputs, args)
-    extra = {"source": source[0]} if source else {}
-    return _print_report(
-        args, report, format_report, to_json, report.passed, extra, source[1] if source else []
-    )
+    extra: dict[str, Any] = {"source": source[0]} if source else {}
+    after = list(source[1]) if source else []
+    if args.extract:
+        from .extract_command import compare_extract
+
+        lines, extra["extracted"] = compare_extract(args, graph, inputs, report, source)
+        after += lines
+    return _print_report(args, report, format_report, to_json, report.passed, extra, after)
 
 
 def _source_check(
@@ -630,6 +644,7 @@ def _cmd_convert_report(args: argparse.Namespace) -> int:
     from .oracles import openvino_rt
 
     _check_html(args)
+    _check_extract(args)
     if not onnx_model.is_onnx_path(args.model):
         return _cmd_audit(args)
     if args.source:
@@ -640,7 +655,28 @@ def _cmd_convert_report(args: argparse.Namespace) -> int:
     atol = 0.0 if args.atol is None else args.atol
     rtol = 0.0 if args.rtol is None else args.rtol
     report = convert_report(graph, inputs, atol, rtol, args.layers, args.exact)
-    return _print_report(args, report, format_report, to_json, report.same)
+    extra, after = _extract_differing(args, graph, inputs, report)
+    return _print_report(args, report, format_report, to_json, report.same, extra, after)
+
+
+def _check_extract(args: argparse.Namespace) -> None:
+    """Refuse an --extract folder that cannot be written, before anything runs."""
+    if getattr(args, "extract", None):
+        from .extract_command import check_extract_dir
+
+        check_extract_dir(args)
+
+
+def _extract_differing(
+    args: argparse.Namespace, graph: Any, inputs: dict[str, Any], report: Any
+) -> tuple[dict[str, Any], list[str]]:
+    """convert-report --extract DIR: a bundle of every node or layer that differs."""
+    if not getattr(args, "extract", None):
+        return {}, []
+    from .extract_command import convert_extract
+
+    lines, records = convert_extract(args, graph, inputs, report)
+    return {"extracted": records}, lines
 
 
 def _cmd_audit(args: argparse.Namespace) -> int:
@@ -707,7 +743,13 @@ def _cmd_audit(args: argparse.Namespace) -> int:
             "TorchScript .pt), a Keras model (.keras) or a SavedModel directory",
             Where(file=args.model),
         )
-    return _print_report(args, report, format_report, to_json, report.same)
+    if kind == "ir":
+        extra, after = _extract_differing(args, graph, inputs, report)
+    else:
+        from .extract_command import source_extract
+
+        extra, after = source_extract(args, report)
+    return _print_report(args, report, format_report, to_json, report.same, extra, after)
 
 
 def _convert_report_options(p: Any) -> None:
@@ -865,6 +907,36 @@ def _fixtures_options(p: Any) -> None:
 FIXTURES = Command("fixtures", _cmd_fixtures, _fixtures_options)
 
 
+# -- extract ---------------------------------------------------------------------------------
+
+
+def _cmd_extract(args: argparse.Namespace) -> int:
+    from .extract_command import run
+
+    return run(args)
+
+
+def _extract_options(p: Any) -> None:
+    """write a minimal standalone repro of one layer (a bundle for a bug report)
+
+    Cut one pooling layer out of a model (IR: the layer with Parameters of its real input's
+    shape and type and its constant inputs; ONNX: the node alone with its opset), feed it the
+    input the runtime gave it inside the full model, check that it still shows what the full
+    model shows (else keep the full model's dynamic dims, then producers, then consumers),
+    shrink the input while the finding persists, and write a folder that needs nothing but the
+    runtime and numpy: the model, input.npz, expected.npz, repro.py (exit 1 while the
+    difference reproduces, 0 once fixed), REPORT.md and bundle.json (docs/extract.md). Exit 0
+    when the layer agrees, 1 when the bundle reproduces a difference, 2 invalid input, 3 the
+    runtime is not installed.
+    """
+    from .extract_command import add_options
+
+    add_options(p)
+
+
+EXTRACT = Command("extract", _cmd_extract, _extract_options)
+
+
 # -- main --------------------------------------------------------------------------------------
 
 
@@ -885,7 +957,18 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-COMMANDS = (CHECK, RUN, EXPLAIN, COMPARE, CONVERT_REPORT, FIXTURES)
+def _cmd_fuzz(args: argparse.Namespace) -> int:
+    from .fuzz.cli import run
+
+    return run(args)
+
+
+from .fuzz.cli import options as _fuzz_options  # noqa: E402 - light: argparse only
+
+FUZZ = Command("fuzz", _cmd_fuzz, _fuzz_options)
+
+
+COMMANDS = (CHECK, RUN, EXPLAIN, COMPARE, CONVERT_REPORT, FIXTURES, EXTRACT, FUZZ)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -2,8 +2,8 @@
 TensorFlow.
 
 An op's attributes say what a layer means; a convention says how one runtime resolves what the
-attributes leave open.  Every field cites the measurement in docs/semantics.md (D1-D15 refer to
-the divergence list there).  IR layers default to `openvino`, ONNX nodes to `onnx`.  A
+attributes leave open.  Every field cites the measurement in docs/semantics.md (the D numbers are
+the divergences of docs/divergences.md).  IR layers default to `openvino`, ONNX nodes to `onnx`.  A
 convention may also refuse what its runtime has no op for (`floor_only`,
 `mean_excludes_padding`: TensorFlow).
 """
@@ -115,6 +115,10 @@ class Convention:
     EPYC): SAME pads are not clamped at 0, the first being trunc(((ceil(n/s) - 1)*s + k - n)/2),
     so a stride larger than the kernel by 2 or more can shift every window (n=6, k=1, s=3 reads
     taps 1 and 4, not 0 and 3; means too); a max follows the `eigen_3d` NaN rule."""
+    onnx_front_end: bool = False
+    """An ONNX node runs as the runtime's ONNX front end rewrites it (openvino: LpPool becomes
+    an AvgPool of |x|^p with the padding counted and ceil as ceil_torch; MaxUnpool and the
+    com.microsoft ops have no conversion rule), not as an ONNX kernel of its own."""
     diagnosed: bool = True
     """Whether compare's diagnosis tries this convention on a layer that disagrees (TensorFlow's
     numbers are OpenVINO's wherever it can express a layer, so naming it adds nothing)."""
@@ -141,6 +145,7 @@ _COLUMNS: dict[str, tuple[Any, Any, Any, Any]] = {
     "floor_only": (False, False, False, True),
     "mean_excludes_padding": (False, False, False, True),
     "eigen_cuboid": (False, False, False, True),
+    "onnx_front_end": (True, False, False, False),
     "diagnosed": (True, True, True, False),
 }
 """Every switch (Convention's fields, documented there) side by side: what OpenVINO's CPU

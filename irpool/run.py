@@ -391,27 +391,6 @@ def run_family(
     return p, outs
 
 
-def family_held(
-    bound: Bound,
-    ins: list[Array | None],
-    held: np.dtype[Any] | None,
-    limit: int | None = None,
-    convention: str | None = None,
-) -> tuple[FamilyPlan, list[Array], np.dtype[Any] | None]:
-    """A family layer as its runtime carries tensors between layers (see pool_held): an f16
-    tensor held in float32 is pooled in float32 and its output stays held; an integer tensor
-    held in float32 is rounded to its declared type first."""
-    x = ins[0]
-    holds: np.dtype[Any] | None = None
-    if x is not None and held is not None:
-        if held.kind in "iu":
-            x = declared(x, held)
-        else:
-            x, holds = x.astype(np.float32), held
-    p, outs = run_family(bound, [x, *ins[1:]], limit, convention)
-    return p, outs, holds
-
-
 def pool_held(
     bound: Bound,
     x: Array,
@@ -877,27 +856,27 @@ def _lpt_kind(bound: Bound) -> str | None:
     return lpt_kind(bound.spec, str(rounding).lower() if rounding is not None else None)
 
 
-def _pool_codes(bound: Bound, src: Value, limit: int | None) -> tuple[PoolPlan, list[Value]] | None:
+def _pool_codes(
+    bound: Bound, src: Value, limit: int | None
+) -> tuple[PoolPlan, list[Value]] | None:
     """A windowed pooling layer LPT runs on the codes of the FakeQuantize before it (None: it
     does not)."""
-    from .lpt_run import average_codes, pooled
+    from .lpt_run import pool_codes, pooled
 
     kind = _lpt_kind(bound)
     quant = src.quant
     if kind is None or quant is None or quant.moved or (kind == "max" and not quant.d.positive):
         return None
-    codes = np.asarray(quant.codes, dtype=np.float32)
-    p, outs = run_pooling(bound, codes, limit)
-    pooled_codes = average_codes(codes, p, outs[0]) if kind == "avg" else outs[0]
+    p, pooled_codes, rest = pool_codes(bound, kind, quant.codes, limit)
     value, q = pooled(kind, quant, pooled_codes)
-    return p, [Value(value, "f32", "f32", quant=q), *(_declared_value(a) for a in outs[1:])]
+    return p, [Value(value, "f32", "f32", quant=q), *(_declared_value(a) for a in rest)]
 
 
 def _family_codes(
     bound: Bound, optional: list[Value | None], limit: int | None
 ) -> tuple[FamilyPlan, list[Value]] | None:
     """A ReduceMean/ReduceMax LPT runs on codes (None: it does not)."""
-    from .lpt_run import pooled, reduce_codes
+    from .lpt_run import pool_codes, pooled
 
     kind = _lpt_kind(bound)
     src = optional[0]
@@ -906,13 +885,8 @@ def _family_codes(
         return None
     if kind == "reduce_max" and not quant.d.positive:
         return None
-    codes = np.asarray(quant.codes, dtype=np.float32)
-    rest = [v.output() if v is not None else None for v in optional[1:]]
-    p, _ = run_family(bound, [codes, *rest], limit)
-    axes = tuple(getattr(p, "axes", ()))
-    keep = bool(getattr(p, "keep", True))
-    count = int(getattr(p, "count", 1))
-    value, q = pooled(kind, quant, reduce_codes(kind, codes, axes, keep, count))
+    p, pooled_codes, _ = pool_codes(bound, kind, quant.codes, limit)
+    value, q = pooled(kind, quant, pooled_codes)
     return p, [Value(value, "f32", "f32", quant=q)]
 
 

@@ -19,10 +19,6 @@ def layer_word(graph_or_layer: Graph | Layer) -> str:
     return "node" if is_onnx(graph_or_layer) else "layer"
 
 
-def pooling_word(graph: Graph) -> str:
-    return f"pooling {layer_word(graph)}"
-
-
 def port_name(layer: Layer, port: Port, io: str = "output") -> str:
     """How a report names one input or output of a layer: `output port 1` in an IR,
     `output 0 (tensor "y")` in ONNX (its position among the node's outputs)."""

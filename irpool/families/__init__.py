@@ -167,8 +167,4 @@ def int_values(array: Array | None) -> tuple[int, ...] | None:
     return tuple(int(v) for v in a.reshape(-1))
 
 
-def axis_names(rank: int) -> list[str]:
-    return [f"axis {i}" for i in range(rank)]
-
-
 F32_EPS = float(np.finfo(np.float32).eps)

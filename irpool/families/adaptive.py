@@ -270,7 +270,7 @@ class Adaptive(Family):
         out_sizes = params.sizes
         if any(n == 0 for n in shape[2:]) and any(o > 0 for o in out_sizes) and shape[0] > 0:
             where = "openvino leaves the output uninitialised (D29)"
-            if convention.name == "torch":
+            if convention.torch_checks:
                 where = (
                     "PyTorch refuses it ('Expected input to have non-zero size for non-batch "
                     "dimensions')"
@@ -283,7 +283,7 @@ class Adaptive(Family):
         )
         index_dtype = rules.index_dtype or params.index_dtype
         refused = None
-        if convention.name == "openvino" and params.indices and index_dtype == "int64":
+        if convention.cpu_plugin_kernels and params.indices and index_dtype == "int64":
             refused = (
                 "openvino's CPU plugin does not compile AdaptiveMaxPool-8 with "
                 "index_element_type=i64 ('CPU plugin does not support i64 for use with oneDNN')"
@@ -295,7 +295,7 @@ class Adaptive(Family):
         as_reduce = None
         global_ = all(o == 1 for o in out_sizes)
         if (
-            convention.name == "openvino"
+            convention.cpu_plugin_kernels
             and global_
             and not (params.indices and params.indices_used)
         ):

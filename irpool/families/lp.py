@@ -157,14 +157,14 @@ class Lp(Family):
             raise SpecError(f"{params.op} takes (N, C, *spatial); got rank {len(shape)}")
         base = self._window(params, shape)
         refused = None
-        if convention.name == "onnx":
+        if convention.onnxruntime_kernels:
             rule: Rule = "onnxruntime"
             if not params.runs_in_onnxruntime:
                 refused = f"onnxruntime 1.32 has no kernel for {params.op} (NOT_IMPLEMENTED)"
             elif dtype != "float32":
                 refused = f"onnxruntime's {params.op} kernel takes float32, not {dtype}"
             geometry = base
-        elif convention.name == "openvino":
+        elif convention.onnx_front_end:
             rule = "openvino"
             geometry = replace(
                 base,

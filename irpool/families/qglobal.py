@@ -83,10 +83,10 @@ class QGlobal(Family):
         self, params: FamilyParams, shape: tuple[int, ...], dtype: str, convention: Convention
     ) -> QGlobalPlan:
         assert isinstance(params, QGlobalParams)
-        if convention.name != "onnx":
+        if not convention.onnxruntime_kernels:
             who = (
                 "openvino has no conversion rule for it"
-                if convention.name == "openvino"
+                if convention.onnx_front_end
                 else ("PyTorch has no such op")
             )
             raise SpecError(

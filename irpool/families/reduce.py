@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Literal
 import numpy as np
 
 from ..conventions import Convention
+from ..conventions import get as get_convention
 from ..cpu import TITLES, plugin_isa
 from ..errors import ShapeError, SpecError
 from ..geometry import FLOAT_DTYPES, INT_DTYPES, Bf16Round
@@ -333,19 +334,19 @@ class Reduction(Family):
             1 if i in axes else d for i, d in enumerate(shape) if params.keep or i not in axes
         )
         refused = None
-        if not params.axes and not params.keep and convention.name == "openvino":
+        if not params.axes and not params.keep and convention.cpu_plugin_kernels:
             refused = (
                 "openvino's CPU plugin refuses to compile a reduction with no axes and "
                 "keep_dims=false (D30)"
             )
-        if convention.name == "torch" and self.kind == "max" and count == 0 and 0 not in out:
+        if convention.torch_checks and self.kind == "max" and count == 0 and 0 not in out:
             raise SpecError(
                 f"PyTorch refuses: 'amax(): Expected reduction dim {axes[0]} to have non-zero "
                 "size.'"
             )
         order: Order = rules.order
         schedule = None
-        isa = plugin_isa() if convention.name == "openvino" else None
+        isa = plugin_isa() if convention.cpu_plugin_kernels else None
         # AVX2 (measured here): 8 lanes, u8 vector stores pack, bfloat16 through the Convert
         avx2 = isa is not None and isa.name == "avx2"
         if order == "ov_jit":
@@ -353,7 +354,7 @@ class Reduction(Family):
             schedule = ov_schedule(shape, params.axes, self.kind, isa.lanes)
             if schedule is None:
                 order = "ov_reference"
-        compute = "float64" if dtype == "float64" and convention.name != "openvino" else "float32"
+        compute = "float64" if dtype == "float64" and not convention.narrow_64bit else "float32"
         base = dict(
             **plan_head(params, convention, shape, out, dtype, compute, refused),
             kind=self.kind,
@@ -382,7 +383,7 @@ class Reduction(Family):
         if rank < 3:
             raise SpecError("onnxruntime refuses: 'Input dimension cannot be less than 3.'")
         axes = tuple(range(2, rank))
-        if convention.name == "onnx":
+        if convention.onnxruntime_kernels:
             if rank > 5:
                 raise SpecError("onnxruntime refuses: 'Unsupported pooling size.' (rank > 5)")
             if any(d == 0 for d in shape[1:]):
@@ -434,7 +435,7 @@ class Reduction(Family):
                 "stored into the integer output (truncated toward zero, 8-bit outputs "
                 f"saturate, {u8}: D27); means and roots truncated"
             )
-        if plan.dtype == "bfloat16" and plan.convention == "openvino":
+        if plan.dtype == "bfloat16" and get_convention(plan.convention).cpu_plugin_kernels:
             lines.append(f"bfloat16 result: {BF16_TEXT[plan.bf16_round]}")
         data = {
             "family": "reduce",

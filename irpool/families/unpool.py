@@ -143,7 +143,7 @@ class Unpool(Family):
         self, params: FamilyParams, shape: tuple[int, ...], dtype: str, convention: Convention
     ) -> UnpoolPlan:
         assert isinstance(params, UnpoolParams)
-        if convention.name == "openvino":
+        if convention.onnx_front_end:
             raise SpecError(
                 "openvino has no conversion rule for MaxUnpool ('No conversion rule found for "
                 f"operations: {params.op}'): the openvino convention has no meaning for it"
@@ -157,7 +157,7 @@ class Unpool(Family):
         default = [*shape[:2]]
         for i, n in enumerate(shape[2:]):
             pb, pe = params.pads[i]
-            if convention.name == "torch" and pb != pe:
+            if convention.torch_checks and pb != pe:
                 raise SpecError("PyTorch's max_unpool pads symmetrically; the pads differ")
             size = default_size(n, params.kernel[i], params.strides[i], pb, pe)
             if size <= 0:
@@ -178,12 +178,12 @@ class Unpool(Family):
                     "output_shape must have the same number of elements as the rank of input "
                     f"tensor X ({len(shape)}); got {list(given)}"
                 )
-            if convention.name == "onnx" and math.prod(given) < math.prod(out):
+            if convention.onnxruntime_kernels and math.prod(given) < math.prod(out):
                 raise SpecError(
                     f"output_shape is smaller than minimum required. output_shape:"
                     f"{_braces(given)} inferred output shape:{_braces(out)}"
                 )
-            if convention.name == "torch":
+            if convention.torch_checks:
                 for i in range(2, len(shape)):
                     lo, hi = out[i] - params.strides[i - 2], out[i] + params.strides[i - 2]
                     if not lo < given[i] < hi:
@@ -193,12 +193,12 @@ class Unpool(Family):
                         )
             out = given
         refused = None
-        if convention.name == "onnx" and dtype != "float32":
+        if convention.onnxruntime_kernels and dtype != "float32":
             refused = f"onnxruntime's MaxUnpool kernel takes float32, not {dtype}"
         return UnpoolPlan(
             **plan_head(params, convention, shape, out, dtype, refused_by=refused),
             default_shape=tuple(default),
-            layout="tensor" if convention.name == "onnx" else "plane",
+            layout="tensor" if convention.onnxruntime_kernels else "plane",
         )
 
     def explain(self, plan: FamilyPlan) -> Explained:

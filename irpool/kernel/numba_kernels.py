@@ -195,24 +195,6 @@ def to_f32(v, kind):
 
 
 @njit(**INL)
-def pair_lo(v, kind):
-    if kind == 0:
-        return lo_f32(v)
-    if kind == 1:
-        return h2f(lo_u16(v))
-    return b2f(lo_u16(v))
-
-
-@njit(**INL)
-def pair_hi(v, kind):
-    if kind == 0:
-        return hi_f32(v)
-    if kind == 1:
-        return h2f(hi_u16(v))
-    return b2f(hi_u16(v))
-
-
-@njit(**INL)
 def from_f32(q, kind):
     if kind == 0:
         return q
