@@ -486,6 +486,17 @@ def _d23_touched(p: FamilyPlan, x: Array | None) -> bool:
     return isinstance(p, ReducePlan) and p.kind == "mean" and p.count == 0
 
 
+def _d23_between(used: FamilyPlan, other: FamilyPlan, x: Array) -> str | None:
+    if not (isinstance(used, ReducePlan) and isinstance(other, ReducePlan)):
+        return None
+    if used.kind != "mean" or used.count != 0 or used.empty == other.empty:
+        return None
+    return (
+        f"D23: a mean over an empty axis ({_title(other.convention)}: {other.empty}; "
+        f"{_title(used.convention)}: {used.empty})"
+    )
+
+
 def _d25_touched(p: FamilyPlan, x: Array | None) -> bool:
     return isinstance(p, UnpoolPlan) and p.output_shape != p.default_shape
 
@@ -861,6 +872,7 @@ TABLE: tuple[Divergence, ...] = (
         "(1,2,0,3) over (2,3): OpenVINO 0.0, onnxruntime ReduceMean 0.0, PyTorch and the "
         "reference NaN; onnxruntime GlobalAveragePool refuses ('Only N can be zero')",
         family_touched=_d23_touched,
+        family_between=_d23_between,
     ),
     Divergence(
         "D24",

@@ -856,16 +856,16 @@ def _lpt_kind(bound: Bound) -> str | None:
     return lpt_kind(bound.spec, str(rounding).lower() if rounding is not None else None)
 
 
-def _pool_codes(
-    bound: Bound, src: Value, limit: int | None
-) -> tuple[PoolPlan, list[Value]] | None:
+def _pool_codes(bound: Bound, src: Value, limit: int | None) -> tuple[PoolPlan, list[Value]] | None:
     """A windowed pooling layer LPT runs on the codes of the FakeQuantize before it (None: it
     does not)."""
     from .lpt_run import pool_codes, pooled
 
     kind = _lpt_kind(bound)
     quant = src.quant
-    if kind is None or quant is None or quant.moved or (kind == "max" and not quant.d.positive):
+    if kind is None or quant is None or not quant.integral:
+        return None
+    if kind == "max" and not quant.d.positive:
         return None
     p, pooled_codes, rest = pool_codes(bound, kind, quant.codes, limit)
     value, q = pooled(kind, quant, pooled_codes)
@@ -881,7 +881,7 @@ def _family_codes(
     kind = _lpt_kind(bound)
     src = optional[0]
     quant = src.quant if src is not None else None
-    if kind is None or quant is None or quant.moved:
+    if kind is None or quant is None or not quant.integral:
         return None
     if kind == "reduce_max" and not quant.d.positive:
         return None
