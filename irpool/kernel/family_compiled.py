@@ -309,6 +309,7 @@ class _AdaptiveKernel:
             xc.dtype.type(0),
             out,
             idx,
+            False,
         )
         return out, idx
 
