@@ -51,6 +51,7 @@ def test_d1_layer_alone_quick(ov: ModuleType, tmp_path: Path) -> None:
     assert r.full_differs and r.reproduces and r.divergence_id == "D1" and r.standalone
     assert r.input_shapes == r.real_shapes == {"input": [1, 1, 6]}
     assert {"model.xml", "input.npz", "expected.npz", "repro.py", "REPORT.md"} <= set(r.files)
+    assert "source.py" in r.files  # the op in PyTorch, and its conversion
 
 
 @pytest.mark.slow
