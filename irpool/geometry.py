@@ -18,8 +18,8 @@ import numpy.typing as npt
 
 from . import conventions as conv
 from .conventions import Convention, EmptyIndex, IntMean, NanMax
+from .cpu import BF16_ISAS, tf_uses_onednn
 from .cpu import plugin_isa as _plugin_isa
-from .cpu import tf_uses_onednn
 from .errors import InputError, ShapeError, SpecError
 from .model import Dim, Plan, Shape
 
@@ -374,8 +374,9 @@ class PoolPlan(Plan):
     converts the result as ov::bfloat16 rounds: half an ulp is added only where the kept half
     is odd, so an even one is truncated; subnormals kept, no NaN case; measured)."""
     plugin_isa: str | None = None
-    """The instruction set of openvino's CPU plugin the plan models (avx512_bf16, avx512,
-    avx2: irpool.cpu.plugin_isa() when the plan is built); None for other conventions."""
+    """The instruction set of openvino's CPU plugin the plan models (avx512_amx, avx512_bf16,
+    avx512, avx2: irpool.cpu.plugin_isa() when the plan is built); None for other
+    conventions."""
     runtime_refusal: str | None = None
     """Why the runtime has no kernel for this layer on data of this plan's dtype (openvino's CPU
     plugin on AVX-512: a bfloat16 MaxPool-8/14 with its indices used, a one-channel i32 AvgPool
@@ -779,7 +780,11 @@ def plan(
             input_shape[1] > 1 or not _avx2_integer_jit(tuple(input_shape), tuple(axes), 4)
         )
     else:
-        in_float32 = in_float32 and (input_shape[1] > 1 or any(a.dilation > 1 for a in axes))
+        # AVX-512 (with or without AVX512_BF16 or AMX): one channel stays on the integer jit
+        # unless the layer needs oneDNN's reference kernel (a dilation, or a window wholly in
+        # the padding or the ceil overhang), which pools in float32 (measured on AVX-512 and on
+        # AVX-512 with AMX: an empty window's INT32_MAX comes back as 2147483520)
+        in_float32 = in_float32 and (input_shape[1] > 1 or _reference_kernel_axes(tuple(axes)))
     base = PoolPlan(
         **{name: getattr(params, name) for name in _AS_WRITTEN},
         **{name: getattr(cv, name) for name in _AS_CONVENTION},
@@ -793,7 +798,7 @@ def plan(
         nan_max=nan_max,
         integers_in_float32=in_float32,
         float_refusal=refusal,
-        bf16_flush=cv.cpu_plugin_kernels and isa != "avx2",
+        bf16_flush=cv.cpu_plugin_kernels and isa in BF16_ISAS,
         bf16_round="half_up_if_odd" if isa == "avx2" else "nearest_even",
         plugin_isa=isa,
         indices_used=indices_used,
@@ -854,7 +859,11 @@ def for_dtype(base: PoolPlan, dtype: str | np.dtype[Any]) -> PoolPlan:
 def _reference_kernel(p: PoolPlan) -> bool:
     """Whether openvino's CPU plugin runs the layer on oneDNN's reference kernel rather than a
     jit one: a dilation > 1, or a window with no tap in the input (measured)."""
-    return any(a.dilation > 1 for a in p.axes) or any(a.has_empty() for a in p.axes)
+    return _reference_kernel_axes(p.axes)
+
+
+def _reference_kernel_axes(axes: tuple[AxisPlan, ...]) -> bool:
+    return any(a.dilation > 1 for a in axes) or any(a.has_empty() for a in axes)
 
 
 def _avx2_integer_jit(shape: tuple[int, ...], axes: tuple[AxisPlan, ...], lanes: int) -> bool:
@@ -874,6 +883,17 @@ def _avx2_integer_jit(shape: tuple[int, ...], axes: tuple[AxisPlan, ...], lanes:
 def _plugin_refusal(name: str, p: PoolPlan) -> str | None:
     """Where openvino's CPU plugin has no kernel for the layer on data of dtype `name`
     (measured with openvino 2026.4.1; Convention.cpu_plugin_kernels)."""
+    empty_axis = any(a.size == 0 for a in p.axes) and math.prod(p.output_shape) > 0
+    if empty_axis and not (p.reduce == "max" and p.indices and p.indices_used):
+        # found by `irpool fuzz`: MaxPool-1/8 (indices unused) and AvgPool-1 over (1, 1, 0)
+        # with pads_end 1 give a different value on every run; MaxPool-8 with its indices used
+        # gives the lowest float (D40)
+        return (
+            f"openvino's CPU plugin computes no value for a {p.op} over a zero-length axis whose "
+            "pads give it an output: the output is uninitialised memory (D40); expected every "
+            "spatial size >= 1"
+            + (", or the indices output used" if p.reduce == "max" and p.indices else "")
+        )
     if p.plugin_isa == "avx2":
         return _avx2_refusal(name, p)
     if name == "bfloat16" and p.reduce == "max" and p.indices and p.indices_used:

@@ -305,8 +305,10 @@ def check_dtype(bound: Bound, x: Array, element_type: str | None = None) -> None
         return
     et = element_type or element_type_of_numpy(x.dtype.name)
     if et not in spec.dtypes:
+        words = f" ({spec.dtype_refusal})" if spec.dtype_refusal else ""
         raise InputError(
-            f"{spec.label} takes {', '.join(spec.dtypes)} inputs, not {et or x.dtype.name}",
+            f"{spec.label} takes {', '.join(spec.dtypes)} inputs, not {et or x.dtype.name}"
+            + words,
             bound.layer.where(),
         )
 
@@ -377,6 +379,15 @@ def run_family(
                 layer.where(),
             )
     check_dtype(bound, x)
+    cv = bound.convention if convention is None else conv.get(convention)
+    et = element_type_of_numpy(x.dtype.name)
+    if cv.cpu_plugin_kernels and et not in (None, "f64", "i64", *elements.HELD.values()):
+        # the CPU plugin holds i16, u16, u32, u64 in i32 and boolean in u8: the layer runs on
+        # that type and its output is converted back (as run_pooling)
+        assert et is not None
+        inner, held = elements.widen(x, et)
+        p, outs = run_family(bound, [inner, *ins[1:]], limit, convention, indices_used)
+        return p, [elements.deliver(outs[0], held, et), *outs[1:]]
     given = {}
     for k in family.value_inputs:
         value = int_values(ins[k]) if k < len(ins) else None
