@@ -146,6 +146,11 @@ def test_existing_folder_refused(tmp_path: Path) -> None:
         str(tmp_path / "x"),
     )
     assert unknown.returncode == 2 and not (tmp_path / "x").exists()
+    source = irpool(
+        "extract", "fixtures/convert/conv_avgpool.pt2", "--layer", "pool", "-o", str(tmp_path / "y")
+    )
+    assert source.returncode == 2 and "ov.save_model" in source.stderr
+    assert len(source.stderr.strip().splitlines()) == 1 and not (tmp_path / "y").exists()
 
 
 @pytest.mark.slow
