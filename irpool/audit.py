@@ -75,6 +75,9 @@ class OpAudit:
     also equals openvino's, within the tolerances (None: not known)."""
     notes: list[str] = field(default_factory=list)
     error: str | None = None
+    merged_with: list[str] = field(default_factory=list)
+    """The other ops of the source that became the same layer (openvino keeps one node for
+    identical computations on one tensor); each is compared with that layer."""
 
     @property
     def divergence_id(self) -> str | None:
@@ -305,6 +308,7 @@ def audit_traced(op: TracedOp, framework: str, atol: float, rtol: float) -> OpAu
         mapping=op.mapping,
         notes=list(op.notes),
         error=op.error,
+        merged_with=list(op.merged_with),
     )
     title = FRAMEWORK_TITLES[framework]
     if op.error is not None:
@@ -658,6 +662,12 @@ def format_report(report: AuditReport) -> str:
         if op.divergence:
             lines.append(f"          {op.divergence}")
         lines.extend(f"          note: {note}" for note in op.notes)
+        if op.merged_with and op.layers:
+            others = ", ".join(f'"{n}"' for n in op.merged_with)
+            lines.append(
+                f"          merged: openvino computes this op and {others} as one layer "
+                f'("{op.layers[0].name}"): identical computations on the same tensor'
+            )
         if op.mapping and "order only" in op.mapping:
             lines.append(f"          found by {op.mapping}")
     compared = sum(1 for op in report.ops if op.same is not None)
@@ -665,8 +675,25 @@ def format_report(report: AuditReport) -> str:
     what = "layer(s)" if report.route == "IR" else "op(s)"
     tail = f"{report.path}: {len(report.ops)} pooling {what}, {compared} compared, {bad} computed"
     tail += f" differently by openvino than by {title}"
+    shared = _merged_layers(report)
+    if shared:
+        n_ops = sum(len(names) for names in shared.values())
+        tail += (
+            f"; {n_ops} ops became {len(shared)} merged layer(s) (identical computations on "
+            "one tensor)"
+        )
     lines.append(tail)
     return "\n".join(lines)
+
+
+def _merged_layers(report: AuditReport) -> dict[str, list[str]]:
+    """Each layer that several ops of the source became: its name -> the ops' names."""
+    shared: dict[str, list[str]] = {}
+    for op in report.ops:
+        if op.merged_with and op.layers:
+            names = shared.setdefault(op.layers[0].name, [])
+            names.append(op.name)
+    return shared
 
 
 def _output_json(c: OutputComparison) -> dict[str, Any]:
@@ -705,6 +732,9 @@ def to_json(report: AuditReport) -> dict[str, Any]:
         "rtol": report.rtol,
         "same": report.same,
         "notes": report.notes,
+        "merged_layers": [
+            {"layer": layer, "ops": names} for layer, names in _merged_layers(report).items()
+        ],
         "ops": [
             {
                 "name": op.name,
@@ -719,6 +749,7 @@ def to_json(report: AuditReport) -> dict[str, Any]:
                     {"name": la.name, "op": la.op, "attributes": la.attributes} for la in op.layers
                 ],
                 "mapping": op.mapping,
+                "merged_with": op.merged_with,
                 "same": op.same,
                 "end_to_end_same": op.end_to_end,
                 "error": op.error,

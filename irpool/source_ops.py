@@ -90,6 +90,9 @@ class TracedOp:
     notes: list[str] = field(default_factory=list)
     error: str | None = None
     """Why the op could not be compared (then `outputs` may be empty)."""
+    merged_with: list[str] = field(default_factory=list)
+    """The other ops of the source that became the same layer: openvino keeps one node for
+    identical computations on one tensor."""
 
 
 @dataclass

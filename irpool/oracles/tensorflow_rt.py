@@ -27,6 +27,7 @@ import sys
 import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -285,14 +286,198 @@ def _fits(attrs: Mapping[str, Any], op_type: str, layer: Any) -> bool:
     return True
 
 
-def _find_layers(model: Any, ops: list[tuple[Any, dict[str, Any]]]) -> list[tuple[Any, str]]:
-    """(the IR layer, how it was found) of each op; (None, why) when none is."""
+def _value_numbers(graph: Any) -> dict[str, int]:
+    """A number for each op of a TF graph, equal for ops that compute the same thing: the same
+    type and attributes on the same (equally numbered) inputs, Identity seen through, Consts
+    by value.  openvino keeps one node for such ops (its shared-op elimination), so pools with
+    one number may become one layer."""
+    ops = {op.name: op for op in graph.get_operations()}
+    numbers: dict[str, int] = {}
+    interned: dict[Any, int] = {}
+
+    def key_of(op: Any) -> Any:
+        if op.type == "Identity" and op.inputs:
+            t = op.inputs[0]
+            return ("=", numbers[t.op.name], t.value_index)
+        if op.type == "Const":
+            return ("Const", op.node_def.attr["value"].SerializeToString())
+        if op.type in ("Placeholder", "VarHandleOp") or op.op_def.is_stateful:
+            return ("unique", op.name)
+        attrs = tuple(
+            sorted(
+                (k, v.SerializeToString())
+                for k, v in op.node_def.attr.items()
+                if not k.startswith("_")
+            )
+        )
+        inputs = tuple((numbers[t.op.name], t.value_index) for t in op.inputs)
+        return (op.type, attrs, inputs)
+
+    for name in ops:
+        stack = [ops[name]]
+        while stack:
+            op = stack[-1]
+            if op.name in numbers:
+                stack.pop()
+                continue
+            waiting = [t.op for t in op.inputs if t.op.name not in numbers]
+            if waiting:
+                stack.extend(waiting)
+                continue
+            stack.pop()
+            key = key_of(op)
+            if key[0] == "=":
+                # Identity: the number of its input (an output index other than 0 keeps apart)
+                key = ("out", key[1], key[2]) if key[2] else key[1]
+            numbers[op.name] = (
+                key if isinstance(key, int) else interned.setdefault(key, len(interned))
+            )
+    return numbers
+
+
+def _upstream_pools(op: Any, pools: set[str]) -> frozenset[str]:
+    """The names of the pooling ops nearest above a TF op's data input."""
+    found: set[str] = set()
+    seen: set[str] = set()
+    frontier = [op.inputs[0].op]
+    while frontier:
+        node = frontier.pop()
+        if node.name in seen:
+            continue
+        seen.add(node.name)
+        if node.name in pools:
+            found.add(node.name)
+            continue
+        frontier.extend(t.op for t in node.inputs)
+    return frozenset(found)
+
+
+def _dims(shape: Any) -> tuple[int, ...] | None:
+    """A static shape of an openvino partial shape (None when a dim is dynamic)."""
+    if not shape.is_static:
+        return None
+    return tuple(int(d.get_length()) for d in shape)
+
+
+def _channels_first(shape: tuple[int, ...], last: bool) -> tuple[int, ...]:
+    if last and len(shape) >= 3:
+        return (shape[0], shape[-1], *shape[1:-1])
+    return shape
+
+
+def _rank(layer: Any, feeders: set[str], shape_fit: Any) -> tuple[int, int]:
+    """How well a candidate layer fits an op (lower is better): whether its nearest pooling
+    layers above are those paired with the op's nearest pooling ops above, then its shapes."""
+    above = {u.get_friendly_name() for u in openvino_rt.pooling_upstream(layer.input_value(0))}
+    return (0 if above == feeders else 1, 2 - int(shape_fit(layer)))
+
+
+def _shape_fit(
+    layer: Any,
+    op: Any,
+    attrs: Mapping[str, Any],
+    shapes: tuple[tuple[int, ...], tuple[int, ...]] | None,
+) -> int:
+    """2: the layer's input and output shapes are the op's (channels moved as the op's
+    data_format says; a global pool: its input shape); 1: they hold as many elements (the
+    same data laid out otherwise); 0: another shape, never paired."""
+    if shapes is None:
+        return 2
+    own_in, own_out = shapes
+    got_in = _dims(layer.get_input_partial_shape(0))
+    got_out = _dims(layer.get_output_partial_shape(0))
+    if got_in is None or got_out is None:
+        return 1
+    last = tf_ops.channels_last(str(attrs.get("data_format", "NHWC")))
+    if op.type in tf_ops.REDUCE_TYPES:
+        if got_in in (own_in, _channels_first(own_in, True)):
+            return 2
+        return 1 if np.prod(got_in) == np.prod(own_in) else 0
+    if (got_in, got_out) == (_channels_first(own_in, last), _channels_first(own_out, last)):
+        return 2
+    same_size = np.prod(got_in) == np.prod(own_in) and np.prod(got_out) == np.prod(own_out)
+    return 1 if same_size else 0
+
+
+def _same_computation(a: Any, b: Any) -> bool:
+    """Two IR layers of one type and attributes on one tensor (openvino did not merge them)."""
+    if a.get_type_name() != b.get_type_name() or a.get_input_size() != b.get_input_size():
+        return False
+    for i in range(a.get_input_size()):
+        x, y = a.input_value(i), b.input_value(i)
+        if (x.get_node().get_friendly_name(), x.get_index()) != (
+            y.get_node().get_friendly_name(),
+            y.get_index(),
+        ):
+            return False
+    return bool(openvino_rt.attributes(a) == openvino_rt.attributes(b))
+
+
+@dataclass
+class Pairing:
+    """The IR layer a TF pooling op became, how it was found, and the other ops of the source
+    that became the same layer (openvino merged identical computations on one tensor)."""
+
+    layer: Any
+    how: str
+    merged_with: list[str] = field(default_factory=list)
+
+
+def _find_layers(
+    model: Any,
+    ops: list[tuple[Any, dict[str, Any]]],
+    shapes: list[tuple[tuple[int, ...], tuple[int, ...]]] | None = None,
+) -> list[Pairing]:
+    """The IR layer of each op (None, and why, when none is), by the graph: an op's name on
+    the node openvino made last for it, else the unclaimed layer of the same kind whose
+    window, strides, padding and shapes fit and whose nearest pooling layers above are those
+    of the ops nearest above the op.  Ops that compute the same thing on the same tensor
+    (equal value numbers) are one computation: openvino keeps one layer for them, which each
+    of them is paired with (merged), unless the IR still holds a twin layer for each.  A layer
+    of another shape than the op's is never paired."""
     by_name = {op.get_friendly_name(): op for op in model.get_ordered_ops()}
     layers = [op for op in model.get_ordered_ops() if openvino_rt.is_pool_layer(op)]
-    claimed: set[str] = set()
-    found: list[tuple[Any, str]] = []
-    for op, attrs in ops:
+    numbers = _value_numbers(ops[0][0].graph) if ops else {}
+    names = {op.name for op, _ in ops}
+    claimed: dict[str, int] = {}
+    """layer name -> the index of the first op paired with it."""
+    first_of: dict[int, int] = {}
+    """value number -> the index of the first op of that computation that was paired."""
+    found: list[Pairing] = []
+    for i, (op, attrs) in enumerate(ops):
         family = _family(op.type)
+        own = shapes[i] if shapes is not None else None
+        shape_fit = partial(_shape_fit, op=op, attrs=attrs, shapes=own)
+
+        number = numbers.get(op.name)
+        if number is not None and number in first_of:
+            earlier = found[first_of[number]]
+            twin = next(
+                (
+                    la
+                    for la in layers
+                    if la.get_friendly_name() not in claimed
+                    and _same_computation(la, earlier.layer)
+                ),
+                None,
+            )
+            if twin is not None:
+                claimed[twin.get_friendly_name()] = i
+                found.append(Pairing(twin, earlier.how + " (a twin of an identical op's layer)"))
+                continue
+            group = [j for j in range(i) if numbers.get(ops[j][0].name) == number]
+            mates = [_strip(ops[j][0].name) for j in group]
+            for j in group:
+                found[j].merged_with.append(_strip(op.name))
+            found.append(
+                Pairing(
+                    earlier.layer,
+                    "the layer of an identical computation on the same tensor (openvino keeps "
+                    "one layer for both)",
+                    mates,
+                )
+            )
+            continue
         layer, how = None, ""
         node = by_name.get(_strip(op.name))
         if node is not None:
@@ -304,10 +489,37 @@ def _find_layers(model: Any, ops: list[tuple[Any, dict[str, Any]]]) -> list[tupl
             above = [
                 la
                 for la in above
-                if la.get_friendly_name() not in claimed and _layer_family(la) == family
+                if la.get_friendly_name() not in claimed
+                and _layer_family(la) == family
+                and shape_fit(la)
             ]
             if above:
                 layer, how = above[0], "the op's name on the node openvino made last for it"
+        if layer is None:
+            feeders = {
+                found[j].layer.get_friendly_name()
+                for j, (other, _) in enumerate(ops[:i])
+                if other.name in _upstream_pools(op, names) and found[j].layer is not None
+            }
+            fit = [
+                la
+                for la in layers
+                if la.get_friendly_name() not in claimed
+                and _layer_family(la) == family
+                and _fits(attrs, op.type, la)
+                and shape_fit(la)
+            ]
+
+            rank = partial(_rank, feeders=feeders, shape_fit=shape_fit)
+            if fit:
+                layer = min(fit, key=rank)  # min keeps the first of equals: graph order
+                how = (
+                    "the layer of the same kind whose window, strides, padding and shapes fit "
+                    "and whose nearest pooling layers above are those of the op"
+                    if rank(layer)[0] == 0
+                    else "the next layer of the same kind whose window, strides, padding and "
+                    "shapes fit"
+                )
         if layer is None:
             layer = next(
                 (
@@ -315,24 +527,21 @@ def _find_layers(model: Any, ops: list[tuple[Any, dict[str, Any]]]) -> list[tupl
                     for la in layers
                     if la.get_friendly_name() not in claimed
                     and _layer_family(la) == family
-                    and _fits(attrs, op.type, la)
+                    and shape_fit(la)
                 ),
                 None,
             )
-            how = "the next layer of the same kind whose window, strides and padding fit"
+            how = (
+                "the next layer of the same kind and shape (by order only: no name and no "
+                "attribute fit)"
+            )
         if layer is None:
-            layer = next(
-                (
-                    la
-                    for la in layers
-                    if la.get_friendly_name() not in claimed and _layer_family(la) == family
-                ),
-                None,
-            )
-            how = "the next layer of the same kind (by order only: no name and no attribute fit)"
-        if layer is not None:
-            claimed.add(layer.get_friendly_name())
-        found.append((layer, how if layer is not None else "no layer"))
+            found.append(Pairing(None, "no layer of the op's kind and shape"))
+            continue
+        claimed[layer.get_friendly_name()] = i
+        if number is not None:
+            first_of[number] = i
+        found.append(Pairing(layer, how))
     return found
 
 
@@ -373,12 +582,15 @@ def trace(program: Program, arrays: list[Array]) -> Traced:
         fetched = _fetch(frozen, arrays, names) if names else []
     with refusals("openvino", program.path):
         model = openvino_rt.convert_object(program.convert, [list(x.shape) for x in arrays])
-    found = _find_layers(model, ops)
+    shapes = [
+        (tuple(fetched[2 * i].shape), tuple(fetched[2 * i + 1].shape)) for i in range(len(ops))
+    ]
+    found = _find_layers(model, ops, shapes)
     taps = [
         p
-        for layer, _ in found
-        if layer is not None
-        for p in (layer.input_value(0), layer.output(0))
+        for pairing in found
+        if pairing.layer is not None
+        for p in (pairing.layer.input_value(0), pairing.layer.output(0))
     ]
     unique = list({(p.get_node().get_friendly_name(), p.get_index()): p for p in taps}.values())
     with refusals("openvino", program.path):
@@ -388,9 +600,11 @@ def trace(program: Program, arrays: list[Array]) -> Traced:
         for p, v in zip(unique, values, strict=True)
     }
     traced = []
-    for i, ((op, attrs), (layer, how)) in enumerate(zip(ops, found, strict=True)):
+    for i, ((op, attrs), pairing) in enumerate(zip(ops, found, strict=True)):
         own_in, own_out = fetched[2 * i], fetched[2 * i + 1]
-        traced.append(_op(op, attrs, layer, how, own_in, own_out, by_key, tf))
+        one = _op(op, attrs, pairing.layer, pairing.how, own_in, own_out, by_key, tf)
+        one.merged_with = list(pairing.merged_with)
+        traced.append(one)
     inputs = {n: tuple(x.shape) for n, x in zip(program.input_names, arrays, strict=False)}
     return Traced("tf", program.kind, version(), inputs, traced)
 
