@@ -399,6 +399,18 @@ def _shape_fit(
     return 1 if same_size else 0
 
 
+def _input_fit(
+    layer: Any, attrs: Mapping[str, Any], shapes: tuple[tuple[int, ...], ...] | None
+) -> bool:
+    """Whether a layer's input holds as many elements as the op's (the layer an op's name
+    leads to is its own: only its input must agree; a different output shape is then the
+    conversion's doing, and reported)."""
+    got_in = _dims(layer.get_input_partial_shape(0))
+    if shapes is None or got_in is None:
+        return True
+    return bool(np.prod(got_in) == np.prod(shapes[0]))
+
+
 def _same_computation(a: Any, b: Any) -> bool:
     """Two IR layers of one type and attributes on one tensor (openvino did not merge them)."""
     if a.get_type_name() != b.get_type_name() or a.get_input_size() != b.get_input_size():
@@ -491,7 +503,7 @@ def _find_layers(
                 for la in above
                 if la.get_friendly_name() not in claimed
                 and _layer_family(la) == family
-                and shape_fit(la)
+                and _input_fit(la, attrs, own)
             ]
             if above:
                 layer, how = above[0], "the op's name on the node openvino made last for it"

@@ -427,14 +427,29 @@ def _trace_export(ep: Any, arrays: list[Array], path: str, route: str) -> Traced
             return parameters[i].output(0) if i < len(parameters) else None
         return ports.get(f"{node.name}:0")
 
-    planned = []
+    planned: list[tuple[_Unit, list[Any], list[Any], list[Any], str]] = []
     taps: list[Any] = []
+    owner: dict[str, int] = {}
+    """layer name -> the index of the unit whose nodes name it."""
+    merged: dict[int, list[int]] = {}
     for unit in _units(gm):
         names = {n.name for n in unit.nodes}
         layers = [op for op in pools if op.get_friendly_name().split("/", 1)[0] in names]
         ins = [port_of(n) for n in unit.inputs]
         outs = [port_of(n) for n in unit.outputs]
         mapping = "tensor names <node>:0 and layer names <node>/<aten op>/<type>"
+        here = len(planned)
+        for la in layers:
+            owner.setdefault(la.get_friendly_name(), here)
+        kept = outs[0].get_node() if outs and outs[0] is not None else None
+        if not layers and kept is not None and kept.get_friendly_name() in owner:
+            # openvino kept one layer for identical computations and moved this call's
+            # tensor name onto it: both calls became that layer
+            layers = [kept]
+            first = owner[kept.get_friendly_name()]
+            merged.setdefault(first, []).append(here)
+            merged.setdefault(here, []).append(first)
+            mapping = "tensor names <node>:0 (an identical call's layer: openvino keeps one)"
         for k, node in enumerate(unit.outputs):
             if outs[k] is None and layers:
                 index = 0 if _kind(env[node]) == "values" else 1
@@ -447,6 +462,8 @@ def _trace_export(ep: Any, arrays: list[Array], path: str, route: str) -> Traced
     ops = []
     for unit, layers, ins, outs, mapping in planned:
         ops.append(_export_op(unit, layers, ins, outs, mapping, env, values, saved))
+    for i, op in enumerate(ops):
+        op.merged_with = [ops[j].name for j in merged.get(i, [])]
     return Traced("torch", route, version(), {}, ops)
 
 
@@ -616,6 +633,26 @@ def _attrs_fit(layer: Any, args: list[Any]) -> bool:
     )
 
 
+def _shape_fits(layer: Any, args: list[Any], own: list[Any]) -> bool:
+    """Whether an IR layer's input and first output hold as many elements as the call's
+    (a layer of another shape is never paired; torch and openvino are both channels-first,
+    and a 1-D pool may be computed as a 2-D layer)."""
+    torch = load()
+    try:
+        x, y = args[0], own[0]
+        if not isinstance(x, torch.Tensor) or not isinstance(y, torch.Tensor):
+            return True
+        got_in = layer.get_input_partial_shape(0)
+        got_out = layer.get_output_partial_shape(0)
+        if not (got_in.is_static and got_out.is_static):
+            return True
+        n_in = int(np.prod([d.get_length() for d in got_in]))
+        n_out = int(np.prod([d.get_length() for d in got_out]))
+        return bool(n_in == x.numel() and n_out == y.numel())
+    except Exception:
+        return True
+
+
 def _trace_script(module: Any, arrays: list[Array], path: str, live: bool) -> Traced:
     torch = load()
     decoder, model = _convert_script(module, arrays, path, live)
@@ -656,7 +693,9 @@ def _trace_script(module: Any, arrays: list[Array], path: str, live: bool) -> Tr
             found = re.search(r"(?:^|/)(aten::\w+)/", op.get_friendly_name())
             if found:
                 by_kind.setdefault(found.group(1), []).append(op)
-    claimed: set[str] = set()
+    claimed: dict[str, str] = {}
+    """layer name -> the first op (its first output's name) paired with it."""
+    merged: dict[str, list[str]] = {}
     planned = []
     taps: list[Any] = []
     at = 0
@@ -670,10 +709,28 @@ def _trace_script(module: Any, arrays: list[Array], path: str, live: bool) -> Tr
             named = results[positions[outs[0]]].input_value(0)
             mapping = "the model output at the same position"
         layers = openvino_rt.pooling_upstream(named) if named is not None else []
-        layers = [la for la in layers if la.get_friendly_name() not in claimed]
-        layers = [la for la in layers if f"{kind}/" in la.get_friendly_name()] or layers
+        if (
+            named is not None
+            and openvino_rt.is_pool_layer(named.get_node())
+            and named.get_node().get_friendly_name() in claimed
+        ):
+            # openvino kept one layer for identical computations and moved this op's tensor
+            # name onto it: both ops became that layer
+            layer = named.get_node()
+            first = claimed[layer.get_friendly_name()]
+            merged.setdefault(first, []).append(outs[0])
+            merged.setdefault(outs[0], []).append(first)
+            layers = [layer]
+            mapping = "tensor names (an identical op's layer: openvino keeps one for both)"
+        else:
+            layers = [la for la in layers if la.get_friendly_name() not in claimed]
+            layers = [la for la in layers if f"{kind}/" in la.get_friendly_name()] or layers
         if not layers:
-            rest = [la for la in by_kind.get(kind, []) if la.get_friendly_name() not in claimed]
+            rest = [
+                la
+                for la in by_kind.get(kind, [])
+                if la.get_friendly_name() not in claimed and _shape_fits(la, args, own)
+            ]
             fit = [la for la in rest if _attrs_fit(la, args)]
             layers = (fit or rest)[:1]
             mapping = (
@@ -681,7 +738,8 @@ def _trace_script(module: Any, arrays: list[Array], path: str, live: bool) -> Tr
                 if fit
                 else "the next layer of the same op (by order only: check it)"
             )
-        claimed.update(la.get_friendly_name() for la in layers)
+        for la in layers:
+            claimed.setdefault(la.get_friendly_name(), outs[0])
         layer = layers[0] if layers else None
         out_ports = [ports.get(name) for name in outs]
         if layer is not None:
@@ -695,6 +753,8 @@ def _trace_script(module: Any, arrays: list[Array], path: str, live: bool) -> Tr
         taps += [p for p in (in_port, *out_ports) if p is not None]
     values = _probe(model, taps, arrays)
     ops = [_script_op(*entry, values) for entry in planned]
+    for op in ops:
+        op.merged_with = merged.get(op.name, [])
     route = "live module traced by openvino (TorchScript)" if live else "TorchScript"
     return Traced("torch", route, version(), {}, ops)
 
