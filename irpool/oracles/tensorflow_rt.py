@@ -539,16 +539,16 @@ def _find_layers(
                     for la in layers
                     if la.get_friendly_name() not in claimed
                     and _layer_family(la) == family
-                    and shape_fit(la)
+                    and _input_fit(la, attrs, own)
                 ),
                 None,
             )
             how = (
-                "the next layer of the same kind and shape (by order only: no name and no "
-                "attribute fit)"
+                "the next layer of the same kind on an input of the op's size (by order only: "
+                "no name and no attribute fit)"
             )
         if layer is None:
-            found.append(Pairing(None, "no layer of the op's kind and shape"))
+            found.append(Pairing(None, "no layer of the op's kind and input size"))
             continue
         claimed[layer.get_friendly_name()] = i
         if number is not None:
