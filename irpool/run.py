@@ -7,7 +7,6 @@ types are refused before anything runs (`irpool compare` handles whole models wi
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -28,7 +27,7 @@ from .errors import (
     option,
 )
 from .families import FamilyPlan, int_values
-from .frontends.safe_io import read_range
+from .frontends.ir_xml import read_const as read_const
 from .geometry import PoolPlan
 from .kernel import integers_as_float32, pool, round_to_integer
 from .model import Graph, Layer, dims_text, element_type_of_numpy, format_shape, numpy_dtype
@@ -275,25 +274,6 @@ def random_array(
 ) -> Array:
     """One random input of an IR element type, as `random_inputs` draws them."""
     return _uniform(np.random.default_rng(seed), low, high, shape, numpy_dtype(element_type))
-
-
-def read_const(graph: Graph, layer: Layer) -> Array:
-    """A Const's value from the .bin beside the .xml (offset, size and type checked)."""
-    from .frontends.ir_xml import const_layout
-
-    et, shape, offset, size = const_layout(graph, layer)
-    dtype = numpy_dtype(et, layer.where())
-    if graph.weights is not None:
-        data = graph.weights[offset : offset + size]
-    else:
-        assert graph.weights_path is not None
-        try:
-            data = read_range(graph.weights_path, offset, size, "weights")
-        except IrpoolError as e:
-            raise e.at(layer.where()) from None
-    count = math.prod(shape)
-    values: Array = np.frombuffer(data[: count * dtype.itemsize], dtype=dtype)
-    return np.asarray(values.reshape(shape).copy())
 
 
 def check_dtype(bound: Bound, x: Array, element_type: str | None = None) -> None:
