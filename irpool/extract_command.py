@@ -9,12 +9,11 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
+from . import cli_options as cli
 from .errors import IrpoolError, UsageError
 
 
 def add_options(p: Any) -> None:
-    from . import cli
-
     p.add_argument("model", metavar="MODEL", help="model.xml or model.onnx")
     p.add_argument(
         "--layer",
@@ -84,7 +83,6 @@ def add_options(p: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from . import cli
     from .extract import check_outdir, extract_layer
 
     graph = cli.load_model(args.model)
