@@ -823,7 +823,18 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-COMMANDS = (CHECK, RUN, EXPLAIN, COMPARE, CONVERT_REPORT, FIXTURES, EXTRACT)
+def _cmd_fuzz(args: argparse.Namespace) -> int:
+    from .fuzz.cli import run
+
+    return run(args)
+
+
+from .fuzz.cli import options as _fuzz_options  # noqa: E402 - light: argparse only
+
+FUZZ = Command("fuzz", _cmd_fuzz, _fuzz_options)
+
+
+COMMANDS = (CHECK, RUN, EXPLAIN, COMPARE, CONVERT_REPORT, FIXTURES, EXTRACT, FUZZ)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

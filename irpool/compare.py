@@ -20,6 +20,7 @@ import numpy.typing as npt
 
 from . import conventions as conv
 from .arrays import mismatches
+from .compare_lpt import LPT_DIAGNOSIS, compare_values, quantized_layers
 from .errors import IrpoolError, OracleRefused, Where
 from .families import FamilyPlan
 from .geometry import PoolPlan, for_dtype
@@ -534,6 +535,11 @@ def compare_model(
         openvino_rt.load()
     pooling = select_layers(graph, infer(graph).pooling, layers)
     names = [pl.layer.name for pl in pooling if pl.layer.name]
+    quantized = (
+        quantized_layers(graph, [pl.layer for pl in pooling])
+        if not onnx_graph and (convention or "openvino") == "openvino"
+        else {}
+    )
     skipped: dict[str, str] = {}
     unrun: str | None = None
     if onnx_graph:
@@ -549,7 +555,12 @@ def compare_model(
         try:
             with refusals("openvino", graph.path):
                 probed, missing = openvino_rt.probe_layers(
-                    graph.path, names, inputs, precision, skipped=skipped
+                    graph.path,
+                    names,
+                    inputs,
+                    precision,
+                    skipped=skipped,
+                    instead={n: q.read_at for n, q in quantized.items() if q.read_at},
                 )
         except OracleRefused as e:
             raise _placed(e, graph) from None
@@ -581,8 +592,13 @@ def compare_model(
             result.notes.append(skipped[pl.layer.name])
         allowance = None
         x = ins[0] if ins else np.empty((0,))
+        lpt_layer = quantized.get(pl.layer.name or "")
         try:
-            if pl.bound.family is not None:
+            if lpt_layer is not None:
+                got, used, lpt_note = compare_values(pl.bound, lpt_layer, ins[0])
+                fused = used
+                result.notes.append(lpt_note)
+            elif pl.bound.family is not None:
                 like = outs[0].dtype if outs else None
                 # the probe asks openvino for every output: an indices output is read there
                 fused, got = _family_values(pl, list(ins), cv, like, len(outs) > 1 or None)
@@ -633,7 +649,7 @@ def compare_model(
                 )
             result.outputs.append(c)
         result.passed = all(o.passed for o in result.outputs)
-        if pl.spec.kind != "qlinear" and pl.bound.family is None:
+        if pl.spec.kind != "qlinear" and pl.bound.family is None and lpt_layer is None:
             result.plans = layer_plans(pl, x, len(outs) > 1)
         known = None
         if report.runtime == "onnx-reference" and pl.bound.family is None:
@@ -643,7 +659,9 @@ def compare_model(
                 f"onnx's reference evaluator is known to compute this node otherwise ({known}); "
                 "a difference here is the evaluator's, not irpool's (docs/divergences.md)"
             )
-        if not result.passed and pl.bound.family is not None:
+        if not result.passed and lpt_layer is not None:
+            result.diagnosis = Diagnosis([], [], mismatch_cells(got[0], outs[0]), LPT_DIAGNOSIS)
+        elif not result.passed and pl.bound.family is not None:
             result.diagnosis = diagnose_family(
                 pl, list(ins), outs, fused, got, atol, rtol, oracle_name
             )

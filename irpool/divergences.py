@@ -356,6 +356,16 @@ def _narrow_between(used: PoolPlan, other: PoolPlan, x: Array) -> str | None:
     return None
 
 
+def _narrow_family_between(used: FamilyPlan, other: FamilyPlan, x: Array) -> str | None:
+    if used.compute != other.compute and x.dtype.itemsize == 8:
+        return (
+            "openvino's CPU plugin runs float64 as float32 and int64 as int32 "
+            f"({_title(other.convention)} computes in {other.compute}, "
+            f"{_title(used.convention)} in {used.compute})"
+        )
+    return None
+
+
 # -- the pooling families (D17 ...): predicates on family plans -------------------------------
 
 
@@ -390,11 +400,26 @@ def _d18_touched(p: FamilyPlan, x: Array | None) -> bool:
     return _nan_rules(p) is not None and _nan(x)
 
 
+def _loses_nan(p: ReducePlan, x: Array) -> bool:
+    """openvino's lane rule drops a NaN of x from some output (D17), rather than keeping it
+    where another runtime's position rule drops it (D18)."""
+    from .kernel.family import execute
+
+    try:
+        with np.errstate(invalid="ignore", over="ignore"):
+            out = execute(p, [x])[0].astype(np.float32)
+            held = np.isnan(x.astype(np.float32)).any(axis=p.axes, keepdims=True)
+    except (IrpoolError, ValueError):
+        return True
+    return bool((np.broadcast_to(held.reshape(-1), out.size) & ~np.isnan(out.reshape(-1))).any())
+
+
 def _d18_between(used: FamilyPlan, other: FamilyPlan, x: Array) -> str | None:
     a, b = _nan_rules(used), _nan_rules(other)
     if a is None or a == b or not _nan(x):
         return None
-    first = "D17" if "maxps" in (a, b) and isinstance(used, ReducePlan) else "D18"
+    lane = next((p for p, r in ((used, a), (other, b)) if r == "maxps"), None)
+    first = "D17" if isinstance(lane, ReducePlan) and _loses_nan(lane, x) else "D18"
     return (
         f"{first}: NaN in a global max ({_title(other.convention)}: {b}; "
         f"{_title(used.convention)}: {a})"
@@ -1023,6 +1048,7 @@ TABLE: tuple[Divergence, ...] = (
         f"{OV} vs {ORT_TORCH}",
         "OpenVINO's CPU plugin computes float64 in float32 and int64 in int32",
         between=_narrow_between,
+        family_between=_narrow_family_between,
     ),
 )
 """Every known divergence, in the order docs/divergences.md lists them."""

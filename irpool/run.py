@@ -836,27 +836,27 @@ def _lpt_kind(bound: Bound) -> str | None:
     return lpt_kind(bound.spec, str(rounding).lower() if rounding is not None else None)
 
 
-def _pool_codes(bound: Bound, src: Value, limit: int | None) -> tuple[PoolPlan, list[Value]] | None:
+def _pool_codes(
+    bound: Bound, src: Value, limit: int | None
+) -> tuple[PoolPlan, list[Value]] | None:
     """A windowed pooling layer LPT runs on the codes of the FakeQuantize before it (None: it
     does not)."""
-    from .lpt_run import average_codes, pooled
+    from .lpt_run import pool_codes, pooled
 
     kind = _lpt_kind(bound)
     quant = src.quant
     if kind is None or quant is None or quant.moved or (kind == "max" and not quant.d.positive):
         return None
-    codes = np.asarray(quant.codes, dtype=np.float32)
-    p, outs = run_pooling(bound, codes, limit)
-    pooled_codes = average_codes(codes, p, outs[0]) if kind == "avg" else outs[0]
+    p, pooled_codes, rest = pool_codes(bound, kind, quant.codes, limit)
     value, q = pooled(kind, quant, pooled_codes)
-    return p, [Value(value, "f32", "f32", quant=q), *(_declared_value(a) for a in outs[1:])]
+    return p, [Value(value, "f32", "f32", quant=q), *(_declared_value(a) for a in rest)]
 
 
 def _family_codes(
     bound: Bound, optional: list[Value | None], limit: int | None
 ) -> tuple[FamilyPlan, list[Value]] | None:
     """A ReduceMean/ReduceMax LPT runs on codes (None: it does not)."""
-    from .lpt_run import pooled, reduce_codes
+    from .lpt_run import pool_codes, pooled
 
     kind = _lpt_kind(bound)
     src = optional[0]
@@ -865,13 +865,8 @@ def _family_codes(
         return None
     if kind == "reduce_max" and not quant.d.positive:
         return None
-    codes = np.asarray(quant.codes, dtype=np.float32)
-    rest = [v.output() if v is not None else None for v in optional[1:]]
-    p, _ = run_family(bound, [codes, *rest], limit)
-    axes = tuple(getattr(p, "axes", ()))
-    keep = bool(getattr(p, "keep", True))
-    count = int(getattr(p, "count", 1))
-    value, q = pooled(kind, quant, reduce_codes(kind, codes, axes, keep, count))
+    p, pooled_codes, _ = pool_codes(bound, kind, quant.codes, limit)
+    value, q = pooled(kind, quant, pooled_codes)
     return p, [Value(value, "f32", "f32", quant=q)]
 
 

@@ -160,9 +160,11 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     skip_fuzz = pytest.mark.skip(reason="fuzz campaign is opt-in: pytest -m fuzz, or IRPOOL_FUZZ=N")
     skip_slow = pytest.mark.skip(reason=SLOW_REASON)
     for item in items:
-        if "fuzz" in item.keywords and not fuzz:
+        # the markers, not the keywords: those hold the folder names too (a checkout in a
+        # folder called fuzz or slow would skip everything)
+        if item.get_closest_marker("fuzz") is not None and not fuzz:
             item.add_marker(skip_fuzz)
-        elif "slow" in item.keywords and not slow:
+        elif item.get_closest_marker("slow") is not None and not slow:
             item.add_marker(skip_slow)
 
 

@@ -150,3 +150,34 @@ def test_lpt_decision_matches_the_runtime_model(ov: Any) -> None:
             if op.get_rt_info()["layerType"].value == "Subgraph"
         ]
         assert (quantizer[0] in ("u8", "i8")) == lowp, (name, kinds)
+
+
+def _compare_case(ov: Any, name: str, tmp_path: Path) -> None:
+    cases = dict(zoo(ov))
+    cases["conv"] = (conv_case(ov)[0], lambda: conv_case(ov)[1])
+    shape, build = cases[name]
+    path = _save(ov, build(), tmp_path / "m.xml")
+    x = np.random.default_rng(7).uniform(-1.5, 3.5, shape).astype(np.float32)
+    report = api.compare(path, {"x": x})
+    assert report.layers and not report.missing
+    failed = [
+        (la.layer, la.error, [o.mismatches for o in la.outputs])
+        for la in report.layers
+        if not la.passed
+    ]
+    assert report.passed, failed
+
+
+@pytest.mark.oracle
+@pytest.mark.parametrize("name", ["zp-ap1_pad+fq", "i8-mp8", "zp-rmean+fq", "chain", "conv"])
+def test_compare_agrees_on_quantized_pooling(ov: Any, name: str, tmp_path: Path) -> None:
+    """No false alarm: the layers LPT runs on codes compare equal, and the probe leaves the
+    fusion alone (the fused FakeQuantize's output is read instead of the pool's)."""
+    _compare_case(ov, name, tmp_path)
+
+
+@pytest.mark.oracle
+@pytest.mark.slow
+def test_compare_agrees_on_the_whole_zoo(ov: Any, tmp_path: Path) -> None:
+    for name in [*zoo(ov), "conv"]:
+        _compare_case(ov, name, tmp_path)

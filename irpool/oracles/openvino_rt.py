@@ -341,6 +341,7 @@ def probe_layers(
     held: bool = True,
     skipped: dict[str, str] | None = None,
     outputs: bool = True,
+    instead: Mapping[str, str] | None = None,
 ) -> tuple[dict[str, tuple[list[np.ndarray], list[np.ndarray]]], list[str]]:
     """Run the model at `path` once and return, for every named layer that openvino's graph
     still has, (its input tensors, its output tensors); and the names it does not have
@@ -349,7 +350,8 @@ def probe_layers(
     `outputs` only the inputs are asked for: asking for a MaxPool-8/14's unused indices moves
     it to another implementation of the CPU plugin, one that fails without dilations or with
     bfloat16 (measured, 2026.4.1).  Outputs the plugin cannot compute (`indices_unusable`) are
-    left out, and `skipped` says why."""
+    left out, and `skipped` says why.  `instead` names, for a layer, another op whose first
+    output is read in place of the layer's outputs (a FakeQuantize the plugin fuses into it)."""
     model = read_path(path)
     ops = {op.get_friendly_name(): op for op in model.get_ordered_ops()}
     wanted: dict[str, tuple[list[Any], list[Any]]] = {}
@@ -361,6 +363,10 @@ def probe_layers(
             continue
         ins = [op.input(i).get_source_output() for i in range(op.get_input_size())]
         outs = [op.output(i) for i in range(op.get_output_size())] if outputs else []
+        other = ops.get(instead[name]) if instead and name in instead else None
+        if other is not None and outs:
+            wanted[name] = (ins, [other.output(0)])
+            continue
         if _i64_adaptive(op):
             outs = _adaptive_as_i32(op)[: len(outs)]
             if skipped is not None:

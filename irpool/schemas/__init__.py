@@ -1,7 +1,8 @@
 """The JSON Schemas (Draft 2020-12) of every JSON document irpool writes, shipped as files:
 `check-1.json` (irpool.check/1), `run-1.json`, `explain-1.json`, `compare-1.json`,
 `convert-report-2.json` (ONNX), `convert-report-3.json` (source models and IRs),
-`fixtures-summary-1.json` (what the commands print with --json), and
+`fixtures-summary-1.json` (what the commands print with --json), `fuzz-1.json` (a fuzz
+campaign's summary), and
 `fixture-1.json`, `fixtures-1.json` (a fixture case's meta.json and a set's index.json).
 
 irpool never validates at run time (no jsonschema dependency); these functions hand the files
@@ -29,6 +30,7 @@ NAMES = (
     "fixture-1",
     "fixtures-1",
     "extract-1",
+    "fuzz-1",
 )
 
 

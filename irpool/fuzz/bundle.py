@@ -1,0 +1,270 @@
+"""A finding's bundle: one folder a maintainer of a runtime can run without irpool's fuzzer.
+
+    model.xml, model.bin   the case as an OpenVINO IR (when openvino is one of the sides)
+    model.onnx             the case as an ONNX node (onnxruntime, openvino's ONNX front end)
+    input.npy              the input (bfloat16 stored as its uint16 bits: input.bf16.npy)
+    expected.npz           what each side computed: <runtime>, and irpool_<runtime>
+    meta.json              the case (irpool.fuzz Spec), the verdict, versions, hypothesis' blob
+    repro.py               runs the sides again; exit 1 while the disagreement reproduces,
+                           0 once it is gone
+
+A bundle is written to a temporary folder and renamed into place, so a folder is never
+half-written; an existing bundle of the same name is replaced only by the same finding.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+from typing import Any
+
+import numpy as np
+
+from . import realize
+from .judge import Finding, Verdict
+from .spec import Spec, values
+
+REPRO = r'''"""Reproduce irpool fuzz finding {name}: {category} between {runtimes}.
+
+{text}
+
+Runs the sides again on input.npy; exit 1 while they still disagree, 0 once they agree.
+"""
+import json
+import os
+import sys
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+META = json.load(open(os.path.join(HERE, "meta.json")))
+
+
+def load_input():
+    path = os.path.join(HERE, "input.npy")
+    if os.path.exists(path):
+        return np.load(path)
+    import ml_dtypes
+
+    return np.load(os.path.join(HERE, "input.bf16.npy")).view(ml_dtypes.bfloat16)
+
+
+def openvino():
+    import openvino as ov
+
+    core = ov.Core()
+    compiled = core.compile_model(
+        core.read_model(os.path.join(HERE, "model.xml")), "CPU",
+        {{"INFERENCE_PRECISION_HINT": "f32"}},
+    )
+    return [np.array(t.data) for t in compiled([load_input()]).to_tuple()][:1]
+
+
+def openvino_onnx():
+    import openvino as ov
+
+    core = ov.Core()
+    compiled = core.compile_model(
+        core.read_model(os.path.join(HERE, "model.onnx")), "CPU",
+        {{"INFERENCE_PRECISION_HINT": "f32"}},
+    )
+    return [np.array(t.data) for t in compiled([load_input()]).to_tuple()][:1]
+
+
+def onnxruntime():
+    import onnxruntime as ort
+
+    sess = ort.InferenceSession(
+        os.path.join(HERE, "model.onnx"), providers=["CPUExecutionProvider"]
+    )
+    return [np.asarray(sess.run(None, {{"in0": load_input()}})[0])]
+
+
+def torch():
+    import torch
+
+    call = META["torch_call"]
+    x = torch.from_numpy(load_input().copy())
+    fn = getattr(torch.nn.functional, call["function"], None) or getattr(torch, call["function"])
+    out = fn(x, **call["kwargs"])
+    out = out[0] if isinstance(out, tuple) else out
+    return [out.numpy()]
+
+
+def irpool_side(runtime):
+    """irpool's convention for `runtime` (irpool's own model of that runtime)."""
+    import irpool
+
+    x = load_input()
+    if runtime == "openvino":
+        report = irpool.run(os.path.join(HERE, "model.xml"), inputs={{"x": x}})
+    elif runtime == "onnxruntime":
+        report = irpool.run(os.path.join(HERE, "model.onnx"), inputs={{"in0": x}})
+    elif runtime == "torch" and META["spec"]["kind"] == "global":
+        report = irpool.run(os.path.join(HERE, "model.xml"), inputs={{"x": x}}, convention="torch")
+    elif runtime == "torch":
+        c = META["torch_call"]["kwargs"]
+        mean = META["spec"]["reduce"] == "mean"
+        return [irpool.pool(
+            x, c["kernel_size"], c["stride"], c["padding"], c.get("dilation", 1),
+            reduce="mean" if mean else "max", rounding="ceil" if c["ceil_mode"] else "floor",
+            count_pad=bool(c.get("count_include_pad", False)), convention="torch",
+        )]
+    else:  # openvino-onnx: irpool reads the IR openvino converted the node into
+        path = os.path.join(HERE, "converted.xml")
+        graph = irpool.load(path)
+        name = [layer.name for layer in graph.layers if layer.type == "Parameter"][0]
+        report = irpool.run(path, inputs={{name: x}})
+    return [np.asarray(next(iter(report.outputs.values())))]
+
+
+SIDES = {{"openvino": openvino, "onnxruntime": onnxruntime, "torch": torch,
+         "openvino-onnx": openvino_onnx}}
+
+
+def same(a, b):
+    if a.shape != b.shape:
+        return False
+    a64, b64 = a.astype(np.float64), b.astype(np.float64)
+    equal = (a64 == b64) & (np.signbit(a64) == np.signbit(b64))
+    equal |= np.isnan(a64) & np.isnan(b64)
+    allowance = META.get("allowance")
+    if allowance:
+        equal |= np.abs(a64 - b64) <= allowance
+    return bool(equal.all())
+
+
+def main():
+    runtimes = META["finding"]["runtimes"]
+    if META["finding"]["category"] == "irpool-bug":
+        got = [SIDES[runtimes[0]]()[0], irpool_side(runtimes[0])[0]]
+        names = [runtimes[0], "irpool's " + runtimes[0] + " convention"]
+    else:
+        got = [SIDES[r]()[0] for r in runtimes]
+        names = list(runtimes)
+    for name, out in zip(names, got):
+        print(f"{{name}}: {{out.dtype}} {{list(out.shape)}} {{out.ravel()[:8].tolist()}}")
+    if same(got[0], got[1]):
+        print("the sides agree: the finding no longer reproduces")
+        return 0
+    print("the sides disagree: the finding reproduces")
+    return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
+'''
+
+
+def _write_input(folder: str, x: np.ndarray) -> None:
+    if x.dtype.name == "bfloat16":
+        np.save(os.path.join(folder, "input.bf16.npy"), x.view(np.uint16))
+    else:
+        np.save(os.path.join(folder, "input.npy"), x)
+
+
+def _storable(a: np.ndarray) -> np.ndarray:
+    return a.view(np.uint16) if a.dtype.name == "bfloat16" else a
+
+
+def write(
+    root: str,
+    name: str,
+    verdict: Verdict,
+    finding: Finding,
+    blob: str | None,
+    versions: dict[str, str],
+) -> str:
+    """Write the bundle of `finding` as root/name (atomically); its path."""
+    spec = verdict.spec
+    os.makedirs(root, exist_ok=True)
+    tmp = tempfile.mkdtemp(prefix=f".{name}.", dir=root)
+    try:
+        x = values(spec)
+        _write_input(tmp, x)
+        if realize.ir_expressible(spec):
+            realize.write_ir(spec, os.path.join(tmp, "model.xml"))
+        node = realize.onnx_node(spec)
+        if node is not None:
+            from ..oracles import onnxruntime_rt
+
+            try:
+                model = onnxruntime_rt.node_model(node.op, node.attrs, [x], node.opset)
+                with open(os.path.join(tmp, "model.onnx"), "wb") as f:
+                    f.write(model.SerializeToString())
+            except Exception:
+                pass
+        if "openvino-onnx" in finding.runtimes and node is not None:
+            from ..oracles import direct
+
+            direct.save_converted(
+                os.path.join(tmp, "model.onnx"), os.path.join(tmp, "converted.xml")
+            )
+        expected: dict[str, np.ndarray] = {}
+        allowance = 0.0
+        for runtime, side in verdict.sides.items():
+            key = runtime.replace("-", "_")
+            if side.outputs:
+                expected[key] = _storable(side.outputs[0])
+            if side.irpool:
+                expected[f"irpool_{key}"] = _storable(side.irpool[0])
+            if runtime in finding.runtimes and side.allowance is not None:
+                with np.errstate(invalid="ignore"):
+                    finite = side.allowance[np.isfinite(side.allowance)]
+                allowance = max(allowance, float(finite.max()) if finite.size else 0.0)
+        np.savez(os.path.join(tmp, "expected.npz"), *(), **expected)  # type: ignore[arg-type]
+        call = realize.torch_call(spec)
+        meta: dict[str, Any] = {
+            "name": name,
+            "spec": spec.to_json(),
+            "label": spec.label(),
+            "finding": {
+                "category": finding.category,
+                "runtimes": list(finding.runtimes),
+                "ids": list(finding.ids),
+                "text": finding.text,
+            },
+            "sides": {
+                r: {"refused": s.refused, "irpool_refused": s.irpool_refused, "agrees": s.agrees}
+                for r, s in verdict.sides.items()
+            },
+            "onnx_node": None
+            if node is None
+            else {"op": node.op, "attrs": node.attrs, "opset": node.opset},
+            "torch_call": None
+            if call is None
+            else {"function": call.function, "kwargs": call.kwargs},
+            "allowance": allowance,
+            "hypothesis_blob": blob,
+            "versions": versions,
+        }
+        with open(os.path.join(tmp, "meta.json"), "w") as f:
+            json.dump(meta, f, indent=2, default=str)
+            f.write("\n")
+        with open(os.path.join(tmp, "repro.py"), "w") as f:
+            f.write(
+                REPRO.format(
+                    name=name,
+                    category=finding.category,
+                    runtimes=" and ".join(finding.runtimes),
+                    text=finding.text.replace(chr(34) * 3, chr(39) * 3).replace(chr(92), "/"),
+                )
+            )
+        final = os.path.join(root, name)
+        if os.path.isdir(final):
+            shutil.rmtree(final)
+        os.replace(tmp, final)
+        return final
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+
+
+def same_spec(spec: Spec, folder: str) -> bool:
+    try:
+        with open(os.path.join(folder, "meta.json")) as f:
+            return Spec.from_json(json.load(f)["spec"]) == spec
+    except (OSError, ValueError, KeyError):
+        return False
