@@ -836,12 +836,10 @@ def _lpt_kind(bound: Bound) -> str | None:
     return lpt_kind(bound.spec, str(rounding).lower() if rounding is not None else None)
 
 
-def _pool_codes(
-    bound: Bound, src: Value, limit: int | None
-) -> tuple[PoolPlan, list[Value]] | None:
+def _pool_codes(bound: Bound, src: Value, limit: int | None) -> tuple[PoolPlan, list[Value]] | None:
     """A windowed pooling layer LPT runs on the codes of the FakeQuantize before it (None: it
     does not)."""
-    from .lpt_run import pool_codes, pooled
+    from .lpt_run import pooled
 
     kind = _lpt_kind(bound)
     quant = src.quant
@@ -856,7 +854,7 @@ def _family_codes(
     bound: Bound, optional: list[Value | None], limit: int | None
 ) -> tuple[FamilyPlan, list[Value]] | None:
     """A ReduceMean/ReduceMax LPT runs on codes (None: it does not)."""
-    from .lpt_run import pool_codes, pooled
+    from .lpt_run import pooled
 
     kind = _lpt_kind(bound)
     src = optional[0]
@@ -1069,3 +1067,22 @@ def layer_input_shape(graph: Graph, layer: Layer) -> tuple[int, ...]:
                 )
             return tuple(d.lo for d in shape)
     raise ShapeError("the layer is not a pooling layer", layer.where())
+
+
+def pool_codes(
+    bound: Any, kind: str, codes: Array, limit: int | None = None
+) -> tuple[Any, Array, list[Array]]:
+    """A pooling layer LPT transforms, on float32 codes: (its plan, the pooled codes before
+    dequantization, its other outputs: a MaxPool-8's indices)."""
+    from .lpt_run import average_codes, reduce_codes
+
+    codes = np.asarray(codes, dtype=np.float32)
+    if kind in ("reduce_mean", "reduce_max"):
+        fp, _ = run_family(bound, [codes, *([None] * (len(bound.layer.inputs) - 1))], limit)
+        axes = tuple(getattr(fp, "axes", ()))
+        keep = bool(getattr(fp, "keep", True))
+        count = int(getattr(fp, "count", 1))
+        return fp, reduce_codes(kind, codes, axes, keep, count), []
+    p, outs = run_pooling(bound, codes, limit)
+    pooled_codes = average_codes(codes, p, outs[0]) if kind == "avg" else outs[0]
+    return p, pooled_codes, list(outs[1:])
