@@ -115,7 +115,7 @@ def expected_values(
     graph: Graph, layer_name: str, ins: list[Array], convention: str
 ) -> list[Array]:
     """irpool's outputs of the layer on its inputs under `convention`."""
-    from ..run import run_layer
+    from ..run_one import run_layer
 
     extra = {f"input{k}": a for k, a in enumerate(ins) if k > 0}
     _, outs = run_layer(graph, layer_name, ins[0], convention, extra=extra)
