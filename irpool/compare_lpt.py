@@ -114,6 +114,16 @@ def _readers(graph: Graph, layer: Layer, port: int) -> list[Layer]:
     ]
 
 
+def _integral_pool(layer: Layer) -> bool:
+    from .ops.quantize import lpt_kind
+
+    spec = REGISTRY.spec(layer)
+    if spec is None or REGISTRY.role(layer) != "pooling":
+        return False
+    rounding = layer.data.get("rounding_type")
+    return lpt_kind(spec, rounding.strip().lower() if rounding else None) == "max"
+
+
 def quantized_layer(graph: Graph, layer: Layer) -> QuantizedLayer | None:
     """What LPT does with a pooling layer of an IR (None: it runs in float)."""
     from .ops.quantize import lpt_kind
@@ -129,6 +139,12 @@ def quantized_layer(graph: Graph, layer: Layer) -> QuantizedLayer | None:
     if edge is None:
         return None
     source = graph.layer(edge.from_layer)
+    while _integral_pool(source) and source.id is not None and source.inputs:
+        # a MaxPool on codes keeps them integers: LPT moves the dequantization past it too
+        edge = graph.producer(source.id, source.inputs[0].id)
+        if edge is None:
+            return None
+        source = graph.layer(edge.from_layer)
     found = _fq(graph, source)
     if found is None:
         return None
@@ -179,6 +195,7 @@ def values(q: QuantizedLayer, pooled_of: Any, x: Array) -> tuple[list[Array], lp
     assert d is not None
     codes = d.codes(np.asarray(x, dtype=F32), p)
     pooled, rest = pooled_of(codes)
+    d = d.for_rank(pooled.ndim)
     if q.post is None:
         return [d.dequantize(pooled), *rest], d
     post = lpt.fq_params(q.post_levels, list(q.post_ranges), pooled.ndim)

@@ -13,8 +13,8 @@ import numpy as np
 
 from . import conventions as conv
 from .conventions import Convention, NanMax
+from .cpu import BF16_ISAS, tf_uses_onednn
 from .cpu import plugin_isa as _plugin_isa
-from .cpu import tf_uses_onednn
 from .errors import InputError, ShapeError, SpecError
 from .model import Dim, Shape
 from .window_refusals import (
@@ -22,6 +22,7 @@ from .window_refusals import (
     _negative_pads_refusal,
     _plugin_refusal,
     _reference_kernel,
+    _reference_kernel_axes,
     _refuse_inexpressible,
     check_zero_dims,
     torch_refusal,
@@ -197,7 +198,11 @@ def plan(
             input_shape[1] > 1 or not _avx2_integer_jit(tuple(input_shape), tuple(axes), 4)
         )
     else:
-        in_float32 = in_float32 and (input_shape[1] > 1 or any(a.dilation > 1 for a in axes))
+        # AVX-512 (with or without AVX512_BF16 or AMX): one channel stays on the integer jit
+        # unless the layer needs oneDNN's reference kernel (a dilation, or a window wholly in
+        # the padding or the ceil overhang), which pools in float32 (measured on AVX-512 and on
+        # AVX-512 with AMX: an empty window's INT32_MAX comes back as 2147483520)
+        in_float32 = in_float32 and (input_shape[1] > 1 or _reference_kernel_axes(tuple(axes)))
     base = PoolPlan(
         **{name: getattr(params, name) for name in _AS_WRITTEN},
         **{name: getattr(cv, name) for name in _AS_CONVENTION},
@@ -211,7 +216,7 @@ def plan(
         nan_max=nan_max,
         integers_in_float32=in_float32,
         float_refusal=refusal,
-        bf16_flush=cv.cpu_plugin_kernels and isa != "avx2",
+        bf16_flush=cv.cpu_plugin_kernels and isa in BF16_ISAS,
         bf16_round="half_up_if_odd" if isa == "avx2" else "nearest_even",
         plugin_isa=isa,
         indices_used=indices_used,

@@ -142,6 +142,21 @@ class Decomposition:
         )
         return cpu_fake_quantize(x, q)
 
+    def for_rank(self, rank: int) -> Decomposition:
+        """The same decomposition for a tensor of `rank` (a reduction without keep_dims
+        drops axes): per-tensor values as one, per-channel ones on axis 1."""
+
+        def shaped(a: Array | None) -> Array | None:
+            if a is None or a.ndim == rank:
+                return a
+            if a.size == 1:
+                return a.reshape((1,) * rank)
+            return a.reshape((1, a.size) + (1,) * max(rank - 2, 0))
+
+        scale = shaped(self.scale)
+        assert scale is not None
+        return Decomposition(self.precision, self.lo, self.hi, scale, shaped(self.shift))
+
     def dequantize(self, codes: Array) -> Array:
         """(codes - shift) * scale in float32."""
         with np.errstate(all="ignore"):

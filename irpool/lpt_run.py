@@ -37,6 +37,12 @@ class Quant:
     source: str = ""
     """The FakeQuantize layer's label."""
 
+    @property
+    def integral(self) -> bool:
+        """The codes are integers (a FakeQuantize's, or a MaxPool's of them): a next pooling
+        layer LPT transforms pools them in turn (the dequantization moves after it too)."""
+        return not self.moved or not self.post_op
+
 
 def levels_of(layer: Layer) -> int:
     raw = layer.data.get("levels")
@@ -88,8 +94,9 @@ def pooled(kind: str, quant: Quant, pooled_codes: Array) -> tuple[Array, Quant]:
     """A transformed pooling layer's output: the dequantized value every reader but a
     FakeQuantize sees, and the pooled codes with the dequantization pending."""
     post_op = kind != "max"
-    return quant.d.dequantize(pooled_codes), Quant(
-        quant.d, pooled_codes, moved=True, post_op=post_op, source=quant.source
+    d = quant.d.for_rank(pooled_codes.ndim)
+    return d.dequantize(pooled_codes), Quant(
+        d, pooled_codes, moved=True, post_op=post_op, source=quant.source
     )
 
 

@@ -86,8 +86,10 @@ def check_dtype(bound: Bound, x: Array, element_type: str | None = None) -> None
         return
     et = element_type or element_type_of_numpy(x.dtype.name)
     if et not in spec.dtypes:
+        words = f" ({spec.dtype_refusal})" if spec.dtype_refusal else ""
         raise InputError(
-            f"{spec.label} takes {', '.join(spec.dtypes)} inputs, not {et or x.dtype.name}",
+            f"{spec.label} takes {', '.join(spec.dtypes)} inputs, not {et or x.dtype.name}"
+            + words,
             bound.layer.where(),
         )
 
@@ -158,6 +160,15 @@ def run_family(
                 layer.where(),
             )
     check_dtype(bound, x)
+    cv = bound.convention if convention is None else conv.get(convention)
+    et = element_type_of_numpy(x.dtype.name)
+    if cv.cpu_plugin_kernels and et not in (None, "f64", "i64", *elements.HELD.values()):
+        # the CPU plugin holds i16, u16, u32, u64 in i32 and boolean in u8: the layer runs on
+        # that type and its output is converted back (as run_pooling)
+        assert et is not None
+        inner, held = elements.widen(x, et)
+        p, outs = run_family(bound, [inner, *ins[1:]], limit, convention, indices_used)
+        return p, [elements.deliver(outs[0], held, et), *outs[1:]]
     given = {}
     for k in family.value_inputs:
         value = int_values(ins[k]) if k < len(ins) else None
@@ -646,7 +657,9 @@ def _pool_codes(bound: Bound, src: Value, limit: int | None) -> tuple[PoolPlan, 
 
     kind = _lpt_kind(bound)
     quant = src.quant
-    if kind is None or quant is None or quant.moved or (kind == "max" and not quant.d.positive):
+    if kind is None or quant is None or not quant.integral:
+        return None
+    if kind == "max" and not quant.d.positive:
         return None
     p, pooled_codes, rest = pool_codes(bound, kind, quant.codes, limit)
     value, q = pooled(kind, quant, pooled_codes)
@@ -662,7 +675,7 @@ def _family_codes(
     kind = _lpt_kind(bound)
     src = optional[0]
     quant = src.quant if src is not None else None
-    if kind is None or quant is None or quant.moved:
+    if kind is None or quant is None or not quant.integral:
         return None
     if kind == "reduce_max" and not quant.d.positive:
         return None

@@ -158,7 +158,11 @@ def _refuse_inexpressible(params: PoolParams, axes: list[AxisPlan], cv: Conventi
 def _reference_kernel(p: PoolPlan) -> bool:
     """Whether openvino's CPU plugin runs the layer on oneDNN's reference kernel rather than a
     jit one: a dilation > 1, or a window with no tap in the input (measured)."""
-    return any(a.dilation > 1 for a in p.axes) or any(a.has_empty() for a in p.axes)
+    return _reference_kernel_axes(p.axes)
+
+
+def _reference_kernel_axes(axes: tuple[AxisPlan, ...]) -> bool:
+    return any(a.dilation > 1 for a in axes) or any(a.has_empty() for a in axes)
 
 
 def _avx2_integer_jit(shape: tuple[int, ...], axes: tuple[AxisPlan, ...], lanes: int) -> bool:

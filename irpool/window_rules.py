@@ -389,8 +389,9 @@ class PoolPlan(Plan):
     converts the result as ov::bfloat16 rounds: half an ulp is added only where the kept half
     is odd, so an even one is truncated; subnormals kept, no NaN case; measured)."""
     plugin_isa: str | None = None
-    """The instruction set of openvino's CPU plugin the plan models (avx512_bf16, avx512,
-    avx2: irpool.cpu.plugin_isa() when the plan is built); None for other conventions."""
+    """The instruction set of openvino's CPU plugin the plan models (avx512_amx, avx512_bf16,
+    avx512, avx2: irpool.cpu.plugin_isa() when the plan is built); None for other
+    conventions."""
     runtime_refusal: str | None = None
     """Why the runtime has no kernel for this layer on data of this plan's dtype (openvino's CPU
     plugin on AVX-512: a bfloat16 MaxPool-8/14 with its indices used, a one-channel i32 AvgPool

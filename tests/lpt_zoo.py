@@ -31,6 +31,7 @@ def zoo(ov: Any) -> dict[str, tuple[tuple[int, ...], Callable[[], Any]]]:
     o1 = ov.opset1
     o8 = ov.opset8
     o14 = ov.opset14
+    o16 = ov.opset16
 
     def const(v: Any) -> Any:
         return o1.constant(np.asarray(v, dtype=np.float32))
@@ -63,6 +64,19 @@ def zoo(ov: Any) -> dict[str, tuple[tuple[int, ...], Callable[[], Any]]]:
         "mp8": lambda t, r: o8.max_pool(
             t, [1] * (r - 2), [1] * (r - 2), [0] * (r - 2), [0] * (r - 2), [2] * (r - 2)
         ).output(0),
+        "mp14": lambda t, r: o14.max_pool(
+            t, [2] * (r - 2), [1] * (r - 2), [1] * (r - 2), [1] * (r - 2), [3] * (r - 2), "ceil"
+        ).output(0),
+        "ap16": lambda t, r: o16.avg_pool(
+            t,
+            [2] * (r - 2),
+            [1] * (r - 2),
+            [1] * (r - 2),
+            [3] * (r - 2),
+            True,
+            "floor",
+            dilations=[2] * (r - 2),
+        ),
         "rmean": lambda t, r: o1.reduce_mean(t, o1.constant(np.arange(2, r)), True),
         "rmax": lambda t, r: o1.reduce_max(t, o1.constant(np.arange(2, r)), True),
     }
@@ -104,6 +118,11 @@ def zoo(ov: Any) -> dict[str, tuple[tuple[int, ...], Callable[[], Any]]]:
                 True,
             )
         ],
+    )
+    add(
+        "max-then-avg",
+        (1, C, 15, 15),
+        lambda x: [fq(pools["ap1_pad"](pools["mp1"](fq(x, -0.5, 2.05), 4), 4), *post)],
     )
     add(
         "levels255", (1, C, 11, 11), lambda x: [fq(pools["ap1"](fq(x, -1.27, 1.27, 255), 4), *post)]

@@ -2,7 +2,8 @@
 
 A ```console block holds `$ irpool ...` lines, each followed by its expected output; a line
 `...` in the expected output stands for any number of lines, and a duration (`0.21 s`) for any
-duration. Paths under /tmp/ are moved into the test's own folder.  ```python blocks of docs/api.md
+duration. Paths under /tmp/ are moved into the test's own folder, and an example that writes
+there is run twice (a reader may well run it again).  ```python blocks of docs/api.md
 are executed.
 """
 
@@ -75,6 +76,10 @@ def test_console_example(doc: str, command: str, expected: list[str], tmp_path: 
     out = irpool(*args[1:])
     got = (out.stdout + out.stderr).replace(scratch, "/tmp/").splitlines()
     assert _matches(expected, got), f"{doc}: `{command}` printed:\n" + "\n".join(got)
+    if "/tmp/" in command:  # an example that writes files prints the same when run again
+        again = irpool(*args[1:])
+        got = (again.stdout + again.stderr).replace(scratch, "/tmp/").splitlines()
+        assert _matches(expected, got), f"{doc}: `{command}` run twice printed:\n" + "\n".join(got)
 
 
 def test_examples_exist() -> None:

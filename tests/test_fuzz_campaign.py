@@ -72,7 +72,9 @@ def test_ceil_rules_d2_and_d2c(ov: ModuleType, ort: ModuleType, tmp_path: Path) 
 
 
 def test_nan_in_reducemax_d17_and_d18(ov: ModuleType, ort: ModuleType, tmp_path: Path) -> None:
-    lane_end = Spec("global", "max", "float32", (1, 1, 16), fill="constant", specials=((15, "nan"),))
+    lane_end = Spec(
+        "global", "max", "float32", (1, 1, 16), fill="constant", specials=((15, "nan"),)
+    )
     v = judge(lane_end, SIDES, Workspace(str(tmp_path)))
     assert np.isnan(v.sides["onnxruntime"].outputs[0]).all()
     assert v.sides["openvino"].outputs[0].item() == np.finfo(np.float32).min
@@ -126,6 +128,22 @@ def test_a_bundle_reproduces_a_real_disagreement(
     )
     assert run.returncode == 1, run.stdout + run.stderr
     assert "the finding reproduces" in run.stdout
+
+
+@pytest.mark.slow
+def test_tf_side_reproduced_by_the_tf_convention(
+    ov: ModuleType, tf: ModuleType, tmp_path: Path
+) -> None:
+    """TensorFlow's SAME average (taps inside only) and max, each what irpool's tf convention
+    computes; against openvino's include-pad average the table names the divisor."""
+    for reduce in ("mean", "max"):
+        spec = _window(
+            reduce=reduce, shape=(1, 2, 5, 4), window=(3, 2), strides=(2, 2), pads_begin=(0, 0),
+            pads_end=(0, 0), dilations=(1, 1), auto_pad="same_upper", fill="uniform",
+        )  # fmt: skip
+        v = judge(spec, ("openvino", "tf"), Workspace(str(tmp_path)))
+        assert v.sides["tf"].agrees and v.sides["openvino"].agrees
+        assert not v.reportable
 
 
 def recheck(sample: dict[str, Any], tmp_path: Path) -> None:

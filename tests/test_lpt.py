@@ -31,6 +31,9 @@ FAST = (
     "zp-ap1-3d+fq",
     "chain",
     "levels255",
+    "max-then-avg",
+    "zp-mp14+fq",
+    "u8-ap16",
 )
 
 
@@ -169,7 +172,9 @@ def _compare_case(ov: Any, name: str, tmp_path: Path) -> None:
 
 
 @pytest.mark.oracle
-@pytest.mark.parametrize("name", ["zp-ap1_pad+fq", "i8-mp8", "zp-rmean+fq", "chain", "conv"])
+@pytest.mark.parametrize(
+    "name", ["zp-ap1_pad+fq", "i8-mp8", "zp-rmean+fq", "chain", "max-then-avg", "conv"]
+)
 def test_compare_agrees_on_quantized_pooling(ov: Any, name: str, tmp_path: Path) -> None:
     """No false alarm: the layers LPT runs on codes compare equal, and the probe leaves the
     fusion alone (the fused FakeQuantize's output is read instead of the pool's)."""

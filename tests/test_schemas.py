@@ -149,8 +149,10 @@ def test_fixtures_summary_of_a_verified_set(ov: Any, tmp_path: Path) -> None:
 @pytest.mark.parametrize("value", ["nan", "inf", "-1e-6", "-0.5", "x"])
 def test_tolerances_must_be_finite_and_not_negative(value: str) -> None:
     result = irpool("compare", D1, "--atol", value, "--json")
-    assert result.returncode == 2 and result.stdout == ""
+    assert result.returncode == 2
     assert result.stderr.count("\n") == 1 and "--atol" in result.stderr
+    error = json.loads(result.stdout, parse_constant=_refuse)  # the error document
+    assert problems(error) == [] and error["kind"] == "usage" and "--atol" in error["message"]
 
 
 def test_a_broken_document_is_refused() -> None:

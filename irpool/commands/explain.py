@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from typing import Any
 
 from .. import __version__
@@ -18,7 +19,7 @@ from ..cli_options import (
     _repeatable,
     load_model,
 )
-from ..errors import UsageError
+from ..errors import IrpoolError, UsageError
 
 
 def _int_tuple(text: str, what: str) -> tuple[int, ...]:
@@ -45,10 +46,16 @@ def _cmd_explain(args: argparse.Namespace) -> int:
         shape = shapes.get("")
     else:
         graph = reshaped(graph, shapes)
+    refused: IrpoolError | None = None
     if args.png:
-        check_output(args.png, args.force, [args.model])
+        try:
+            check_output(args.png, args.force, [args.model])
+        except IrpoolError as e:  # the explanation is still printed (not with --json)
+            if args.json:
+                raise
+            refused = e
     reports = explain_graph(graph, args.layer, args.convention, shape, args.max_elements)
-    if args.png:
+    if args.png and refused is None:
         if len(reports) != 1:
             raise UsageError("--png draws one layer: choose it with --layer NAME")
         from ..plot import draw
@@ -61,6 +68,9 @@ def _cmd_explain(args: argparse.Namespace) -> int:
         )
     else:
         print("\n\n".join(format_report(r) for r in reports))
+        if refused is not None:
+            sys.stdout.flush()
+            raise refused
         if args.png:
             print(f"wrote {args.png}")
     return EXIT_OK

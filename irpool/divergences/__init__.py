@@ -60,6 +60,7 @@ from .predicates import (
     _d20_between,
     _d20_converted,
     _d21_between,
+    _d23_between,
     _d23_touched,
     _d24_between,
     _d25_touched,
@@ -403,6 +404,7 @@ TABLE: tuple[Divergence, ...] = (
         "(1,2,0,3) over (2,3): OpenVINO 0.0, onnxruntime ReduceMean 0.0, PyTorch and the "
         "reference NaN; onnxruntime GlobalAveragePool refuses ('Only N can be zero')",
         family_touched=_d23_touched,
+        family_between=_d23_between,
     ),
     Divergence(
         "D24",

@@ -435,6 +435,17 @@ def _d23_touched(p: FamilyPlan, x: Array | None) -> bool:
     return isinstance(p, ReducePlan) and p.kind == "mean" and p.count == 0
 
 
+def _d23_between(used: FamilyPlan, other: FamilyPlan, x: Array) -> str | None:
+    if not (isinstance(used, ReducePlan) and isinstance(other, ReducePlan)):
+        return None
+    if used.kind != "mean" or used.count != 0 or used.empty == other.empty:
+        return None
+    return (
+        f"D23: a mean over an empty axis ({_title(other.convention)}: {other.empty}; "
+        f"{_title(used.convention)}: {used.empty})"
+    )
+
+
 def _d25_touched(p: FamilyPlan, x: Array | None) -> bool:
     return isinstance(p, UnpoolPlan) and p.output_shape != p.default_shape
 

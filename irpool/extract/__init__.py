@@ -31,7 +31,15 @@ import numpy.typing as npt
 
 from ..errors import IrpoolError, OutputError, UsageError, Where
 from ..model import Graph, Layer
-from .judge import Verdict, differing, divergence_id, first_cells, judge_ir, judge_onnx
+from .judge import (
+    Verdict,
+    diagnose_ir,
+    differing,
+    divergence_id,
+    first_cells,
+    judge_ir,
+    judge_onnx,
+)
 
 Array = npt.NDArray[Any]
 SCHEMA = "irpool.extract/1"
@@ -286,7 +294,9 @@ class _Work:
 
             # an agreeing layer keeps its real values (a regression test of all zeros tests
             # little); a difference is shrunk to its fewest, smallest values
-            shrunk = shrink(arrays, key, still, priority, values=verdict.reproduces)
+            # and its real spatial size (every border window stays in the test)
+            shows = verdict.reproduces
+            shrunk = shrink(arrays, key, still, priority, values=shows, spatial=shows)
             arrays, steps = shrunk.arrays, shrunk.steps
             if steps:
                 verdict = self.judge(scratch, arrays)
@@ -338,7 +348,6 @@ class _IrWork(_Work):
     def _full(self, given: str | None) -> tuple[Verdict, list[Array]]:
         """The layer inside the full model: its real inputs and outputs (openvino's), the
         convention it is held to and compare's verdict."""
-        from ..compare import compare_model
         from ..oracles import openvino_rt, refusals
 
         with refusals("openvino", self.graph.path):
@@ -354,35 +363,36 @@ class _IrWork(_Work):
         ins, outs = found[self.name]
         differs_ov = False
         if given is None:
-            report = compare_model(
+            passed, _, _ = diagnose_ir(
                 self.graph,
                 self.arrays,
-                [self.name],
+                self.name,
                 "openvino",
                 self.atol,
                 self.rtol,
                 self.precision,
             )
-            differs_ov = bool(report.layers) and not report.layers[0].passed
+            differs_ov = not passed
         self.convention = reference_convention(self.graph, self.target, given, differs_ov)
-        report = compare_model(
+        passed, divergence, diagnosis = diagnose_ir(
             self.graph,
             self.arrays,
-            [self.name],
+            self.name,
             self.convention,
             self.atol,
             self.rtol,
             self.precision,
         )
-        from .judge import _verdict, expected_values
+        from .judge import expected_values, outputs_differ
 
         expected = expected_values(self.graph, self.name, list(ins), self.convention)
-        verdict = _verdict(report, list(outs), expected, self.atol, self.rtol)
-        if report.layers and report.layers[0].passed and verdict.reproduces:
+        runtime = list(outs)
+        if passed and outputs_differ(runtime, expected, self.atol, self.rtol):
             # compare allows a summation-order difference (reductions) that the exact rule
             # does not: the repro gets the same allowance
-            self._widen(list(outs), expected)
-            verdict = _verdict(report, list(outs), expected, self.atol, self.rtol)
+            self._widen(runtime, expected)
+        reproduces = outputs_differ(runtime, expected, self.atol, self.rtol)
+        verdict = Verdict(reproduces, divergence, diagnosis, runtime, expected)
         return verdict, list(ins)
 
     def _widen(self, runtime: list[Array], expected: list[Array]) -> None:

@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from .. import conventions
 from ..errors import IrpoolError
 from ..model import Graph
 
@@ -114,12 +115,82 @@ def first_cells(
 def expected_values(
     graph: Graph, layer_name: str, ins: list[Array], convention: str
 ) -> list[Array]:
-    """irpool's outputs of the layer on its inputs under `convention`."""
+    """irpool's outputs of the layer on its inputs under `convention`; for a global or
+    adaptive pool whose framework irpool has no rules for (TensorFlow's reductions), the
+    framework's own outputs, as convert-report computes them."""
     from ..run_one import run_layer
 
     extra = {f"input{k}": a for k, a in enumerate(ins) if k > 0}
-    _, outs = run_layer(graph, layer_name, ins[0], convention, extra=extra)
+    try:
+        _, outs = run_layer(graph, layer_name, ins[0], convention, extra=extra)
+    except IrpoolError:
+        found = framework_values(graph, layer_name, ins, convention)
+        if found is None:
+            raise
+        return found
     return [outs[k] for k in sorted(outs, key=lambda s: int(s.removeprefix("output")))]
+
+
+def framework_values(
+    graph: Graph, layer_name: str, ins: list[Array], convention: str
+) -> list[Array] | None:
+    """The source framework's outputs of an adaptive or global pool (what convert-report
+    compares an IR's ReduceMean/ReduceMax/Adaptive*Pool with), or None."""
+    from ..lookup import find
+    from ..ops.openvino import pooling_like
+
+    layer = find(graph, layer_name)
+    kind = pooling_like(layer.type)
+    framework = conventions.get(convention).framework
+    if kind is None or framework is None or not ins:
+        return None
+    family, reduce = kind
+    argument = [int(v) for v in np.ravel(ins[1])] if len(ins) > 1 else []
+    keep = str(layer.data.get("keep_dims", "false")).lower() == "true"
+    if framework == "torch":
+        from ..oracles import torch_rt
+
+        _, want = torch_rt.pooling_like(family, reduce, ins[0], argument, keep)
+        return [w if k == 0 else w.astype(np.int64) for k, w in enumerate(want)]
+    if family != "reduce":
+        return None
+    from ..oracles import tensorflow_rt
+
+    _, want = tensorflow_rt.reduce(reduce, ins[0], argument, keep)
+    return want
+
+
+def diagnose_ir(
+    graph: Graph,
+    arrays: Mapping[str, Array],
+    layer_name: str,
+    convention: str,
+    atol: float,
+    rtol: float,
+    precision: str,
+) -> tuple[bool, str | None, str | None]:
+    """(passed, divergence, diagnosis) of one layer of an IR: compare's under the openvino or
+    onnx convention; under a source framework's (torch, tf), convert-report's audit of the IR
+    against that framework."""
+    if conventions.get(convention).framework is not None:
+        from ..audit_ir import audit_ir
+
+        audited = audit_ir(graph, dict(arrays), convention, atol, rtol, [layer_name])
+        op = audited.ops[0] if audited.ops else None
+        if op is None:
+            return True, None, None
+        text = op.divergence or op.error
+        return op.same is not False, op.divergence if divergence_id(op.divergence) else None, text
+    from ..compare import compare_model
+
+    report = compare_model(graph, dict(arrays), [layer_name], convention, atol, rtol, precision)
+    layer = report.layers[0] if report.layers else None
+    if layer is None:
+        return True, None, None
+    if layer.diagnosis is not None:
+        first = layer.diagnosis.divergences[0] if layer.diagnosis.divergences else None
+        return layer.passed, first, layer.diagnosis.text
+    return layer.passed, None, f"irpool refuses the layer: {layer.error}" if layer.error else None
 
 
 def judge_ir(
@@ -136,7 +207,6 @@ def judge_ir(
     (its first `n_outputs` outputs are the layer's), irpool computes the layer on the input
     openvino gave it inside the small model, and compare names the divergence."""
     from ..api import load
-    from ..compare import compare_model
     from ..oracles import bundle_rt, openvino_rt, refusals
 
     try:
@@ -149,10 +219,13 @@ def judge_ir(
             )
         ins = found[layer_name][0] if layer_name in found else []
         expected = expected_values(graph, layer_name, ins, convention)
-        report = compare_model(graph, dict(arrays), [layer_name], convention, atol, rtol, precision)
+        _, divergence, diagnosis = diagnose_ir(
+            graph, arrays, layer_name, convention, atol, rtol, precision
+        )
     except IrpoolError as e:
         return Verdict(False, error=e.message)
-    return _verdict(report, runtime, expected, atol, rtol)
+    reproduces = outputs_differ(runtime, expected, atol, rtol)
+    return Verdict(reproduces, divergence, diagnosis, runtime, expected)
 
 
 def _verdict(

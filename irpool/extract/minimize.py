@@ -65,6 +65,7 @@ def shrink(
     priority: tuple[int, ...] | None = None,
     limit: int = MAX_TRIES,
     values: bool = True,
+    spatial: bool = True,
 ) -> Shrunk:
     """The smallest input found for feed `key` that keeps the finding: shapes first (axis 0,
     axis 1 at the `priority` cell's channel first, then each further axis), then values."""
@@ -88,7 +89,7 @@ def shrink(
                 current, x = trial, candidate
                 break
     # spatial axes: the shortest crop, at the start or at the end
-    for axis in range(2, x.ndim):
+    for axis in range(2, x.ndim if spatial else 2):
         n = x.shape[axis]
         for size in _crops(n):
             done = False

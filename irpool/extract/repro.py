@@ -57,9 +57,11 @@ def report(outputs):
             print(f"{{name}}: {{got.size}} values as expected")
             continue
         bad_outputs += 1
-        diff = np.abs(got.astype(np.float64) - want.astype(np.float64))[bad]
-        worst = float(np.nanmax(diff)) if diff.size and not np.isnan(diff).all() else float("nan")
-        print(f"{{name}}: {{count}}/{{got.size}} values differ (max abs {{worst:.6g}})")
+        with np.errstate(invalid="ignore"):
+            diff = np.abs(got.astype(np.float64) - want.astype(np.float64))[bad]
+        finite = diff[np.isfinite(diff)]
+        worst = f"max abs {{float(finite.max()):.6g}}" if finite.size else "NaN or inf"
+        print(f"{{name}}: {{count}}/{{got.size}} values differ ({{worst}})")
         for index in np.argwhere(bad)[:8]:
             i = tuple(int(v) for v in index)
             print(f"  at {{list(i)}}: got {{got[i].item()!r}}, expected {{want[i].item()!r}}")

@@ -61,9 +61,12 @@ def is_pooling(layer: Layer) -> bool:
 
 def read_model(path: str) -> Any:
     """The ModelProto of a file: a regular file, not compressed, parsed without side effects."""
-    onnx = load_onnx()
     data = read_regular_file(path, MAX_ONNX_BYTES)
     refuse_compressed(data, path)
+    problem = wire_problem(data)
+    if problem is not None:  # exit 2 with or without onnx installed: no model to read
+        raise IrParseError(f"not a readable ONNX model ({problem})", Where(path))
+    onnx = load_onnx()
     try:
         model = onnx.load_model_from_string(data)
     except Exception as e:  # protobuf's DecodeError and friends
@@ -89,6 +92,54 @@ def read_model(path: str) -> Any:
         except (OSError, ValueError) as e:
             raise IrParseError(f"cannot read external data: {e}", Where(path)) from None
     return model
+
+
+_MODEL_FIELDS = {1: 0, 2: 2, 3: 2, 4: 2, 5: 0, 6: 2, 7: 2, 8: 2, 14: 2, 20: 2, 25: 2, 26: 2}
+"""The wire type of each field of onnx.proto's ModelProto, by field number (ir_version,
+producer_name, producer_version, domain, model_version, doc_string, graph, opset_import,
+metadata_props, training_info, functions, configuration)."""
+
+
+def wire_problem(data: bytes) -> str | None:
+    """Why `data` cannot be an ONNX ModelProto, read as protobuf's wire format without the
+    onnx package (so that a file that is no model is refused the same way whether or not onnx
+    is installed); None when it may be one: well-formed top-level fields, the known ones of the
+    right wire type, and a graph among them."""
+    position, end, graph = 0, len(data), False
+
+    def varint() -> int:
+        nonlocal position
+        value, shift = 0, 0
+        while position < end and shift < 70:
+            byte = data[position]
+            position += 1
+            value |= (byte & 0x7F) << shift
+            if not byte & 0x80:
+                return value
+            shift += 7
+        raise ValueError
+
+    try:
+        while position < end:
+            key = varint()
+            number, wire = key >> 3, key & 7
+            if number == 0 or _MODEL_FIELDS.get(number, wire) != wire:
+                return f"byte {position}: not a ModelProto field"
+            if wire == 0:
+                varint()
+            elif wire == 1 or wire == 5:
+                position += 8 if wire == 1 else 4
+            elif wire == 2:
+                length = varint()  # read before position is: it moves position
+                position += length
+            else:
+                return f"byte {position}: not a ModelProto field"
+            if position > end:
+                return "truncated protobuf"
+            graph = graph or number == 7
+    except ValueError:
+        return "truncated protobuf"
+    return None if graph else "no graph in the protobuf"
 
 
 def _dims(value_type: Any) -> tuple[tuple[int, ...] | None, str | None]:

@@ -23,7 +23,7 @@ from ..errors import OracleMissing, UsageError
 Progress = Callable[[int, int, str], None]
 
 OPS = ("window", "global")
-RUNTIMES = ("openvino", "onnxruntime", "torch", "openvino-onnx")
+RUNTIMES = ("openvino", "onnxruntime", "torch", "openvino-onnx", "tf")
 MARKER = "campaign.json"
 """The file that marks a folder as a campaign's (a non-empty folder without it is refused)."""
 
@@ -36,7 +36,8 @@ def require_hypothesis() -> None:
 
 
 def installed_runtimes() -> tuple[str, ...]:
-    """The sides whose runtimes import here (quietly: a missing one is left out)."""
+    """The sides whose runtimes import here (quietly: a missing one is left out); TensorFlow
+    only when asked for (--runtimes ...,tf: importing it takes seconds and a GB per worker)."""
     import importlib.util
 
     have = {
@@ -138,3 +139,7 @@ def _load(runtimes: tuple[str, ...]) -> None:
         onnxruntime_rt.load()
     if "torch" in runtimes:
         torch_rt.load()
+    if "tf" in runtimes:
+        from ..oracles import tensorflow_rt
+
+        tensorflow_rt.load()

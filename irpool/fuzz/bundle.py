@@ -262,6 +262,53 @@ def write(
         raise
 
 
+EXTRACT_CONVENTION = {"openvino": "openvino", "onnxruntime": "onnx", "torch": "torch"}
+
+
+def add_extract(folder: str, finding: Finding, spec: Spec) -> dict[str, Any]:
+    """The finding also as an `irpool extract` bundle (folder/extract): the side's model held to
+    the convention it should compute, minimised by extract; what came of it (meta.json keeps
+    it).  An irpool bug of openvino or onnxruntime: the model against irpool's convention for
+    that runtime; a new divergence with openvino on one side: the IR against irpool's
+    convention for the other runtime (which reproduces it).  Other findings: none (the
+    bundle's own repro.py covers them)."""
+    from ..extract import extract
+
+    runtimes = finding.runtimes
+    model = convention = runtime = None
+    if finding.category == "irpool-bug" and runtimes[0] == "openvino":
+        model, convention = "model.xml", "openvino"
+    elif finding.category == "irpool-bug" and runtimes[0] == "onnxruntime":
+        model, runtime = "model.onnx", "onnxruntime"
+    elif finding.category == "new" and "openvino" in runtimes:
+        other = next(r for r in runtimes if r != "openvino")
+        model, convention = "model.xml", EXTRACT_CONVENTION.get(other)
+    if model is None or (model == "model.xml" and convention is None):
+        return {"written": False, "why": "no extract bundle for this kind of finding"}
+    path = os.path.join(folder, model)
+    if not os.path.exists(path):
+        return {"written": False, "why": f"no {model}"}
+    x = values(spec)
+    feeds = {"x" if model == "model.xml" else "in0": x}
+    try:
+        result = extract(
+            path,
+            "pool" if model == "model.xml" else "out0",
+            os.path.join(folder, "extract"),
+            feeds,
+            convention=convention,
+            runtime=runtime,
+        )
+    except Exception as e:
+        return {"written": False, "why": f"{type(e).__name__}: {' '.join(str(e).split())[:300]}"}
+    return {
+        "written": True,
+        "path": "extract",
+        "reproduces": result.reproduces,
+        "repro_exit": result.repro_exit,
+    }
+
+
 def same_spec(spec: Spec, folder: str) -> bool:
     try:
         with open(os.path.join(folder, "meta.json")) as f:

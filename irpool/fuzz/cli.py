@@ -35,7 +35,8 @@ def options(p: Any) -> None:
         "--runtimes",
         default=None,
         help="comma-separated: openvino, onnxruntime, torch, openvino-onnx (openvino's ONNX "
-        "front end); default every one installed",
+        "front end), tf (TensorFlow: windowed pools, SAME or VALID); default every one "
+        "installed but tf",
     )
     p.add_argument(
         "--budget",

@@ -152,3 +152,33 @@ def torch_call(spec: Spec) -> TorchCallSpec | None:
     else:
         kwargs["count_include_pad"] = spec.count_pad
     return TorchCallSpec(f"{kind}_pool{spec.rank}d", kwargs)
+
+
+@dataclass(frozen=True)
+class TfCallSpec:
+    op_type: str
+    """AvgPool or MaxPool (tf.nn.avg_pool / max_pool on N+2 dims, channels last)."""
+    ksize: tuple[int, ...]
+    strides: tuple[int, ...]
+    padding: str
+
+
+def tf_call(spec: Spec) -> TfCallSpec | None:
+    """TensorFlow pools round down, pad SAME (the odd pad last) or VALID, never count the
+    padding in an average, and take no dilation with strides; globals are not driven."""
+    if spec.kind != "window" or spec.ceil or any(d != 1 for d in spec.dilations):
+        return None
+    if spec.auto_pad == "same_upper":
+        padding = "SAME"
+    elif spec.auto_pad == "valid" or (
+        spec.auto_pad == "explicit" and not any(spec.pads_begin) and not any(spec.pads_end)
+    ):
+        padding = "VALID"
+    else:
+        return None
+    if spec.reduce == "mean" and spec.count_pad and padding == "SAME":
+        return None
+    if spec.dtype not in ("float32", "float16", "float64", "bfloat16"):
+        return None
+    op = "MaxPool" if spec.reduce == "max" else "AvgPool"
+    return TfCallSpec(op, (1, *spec.window, 1), (1, *spec.strides, 1), padding)

@@ -63,10 +63,23 @@ def write_bundles(options: Options, stats: Stats, versions: dict[str, str]) -> N
             continue
         spec, verdict, finding = minimal
         name = bundle_name(signature)
-        bundle.write(root, name, verdict, finding, entry.get("blob"), versions)
+        folder = bundle.write(root, name, verdict, finding, entry.get("blob"), versions)
+        entry["extract"] = bundle.add_extract(folder, finding, spec)
+        _note_extract(folder, entry["extract"])
         entry["bundle"] = os.path.join("findings", name)
         entry["label"] = spec.label()
         entry["text"] = finding.text
+
+
+def _note_extract(folder: str, what: dict[str, Any]) -> None:
+    """meta.json of the bundle says whether (and why not) an extract bundle came along."""
+    from ..files import atomic_write_text
+
+    path = os.path.join(folder, "meta.json")
+    with open(path) as f:
+        meta = json.load(f)
+    meta["extract"] = what
+    atomic_write_text(path, json.dumps(meta, indent=2, default=str) + "\n")
 
 
 def to_json(

@@ -30,6 +30,7 @@ LPT_POOLS: dict[tuple[str, int], LptKind] = {
     ("AvgPool", 14): "avg",
     ("MaxPool", 1): "max",
     ("MaxPool", 8): "max",
+    ("MaxPool", 14): "max",
     ("ReduceMean", 1): "reduce_mean",
     ("ReduceMax", 1): "reduce_max",
 }

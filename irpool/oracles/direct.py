@@ -104,3 +104,24 @@ def openvino_run_ir(xml: str, weights: bytes, inputs: Sequence[Array]) -> list[A
         b"ir:" + xml.encode() + b"\0" + weights, lambda: openvino_rt.read_xml(xml, weights)
     )
     return openvino_rt.infer(compiled, list(inputs))
+
+
+def tf_pool(
+    op_type: str, x: Array, ksize: Sequence[int], strides: Sequence[int], padding: str
+) -> Array:
+    """tf.nn.avg_pool / max_pool on x (N, C, *spatial) moved channels last; the output moved
+    back to channels first."""
+    from . import tensorflow_rt
+
+    tf = tensorflow_rt.load()
+    last = np.moveaxis(x, 1, -1)
+    t = tf.constant(last if x.dtype.name != "bfloat16" else last.astype(np.float32))
+    if x.dtype.name == "bfloat16":
+        t = tf.cast(t, tf.bfloat16)
+    fn = tf.nn.max_pool if op_type == "MaxPool" else tf.nn.avg_pool
+    out = fn(t, ksize=list(ksize), strides=list(strides), padding=padding)
+    if x.dtype.name == "bfloat16":
+        got = np.asarray(tf.cast(out, tf.float32).numpy()).astype(x.dtype)
+    else:
+        got = np.asarray(out.numpy())
+    return np.ascontiguousarray(np.moveaxis(got, -1, 1))

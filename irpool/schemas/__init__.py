@@ -2,7 +2,8 @@
 `check-1.json` (irpool.check/1), `run-1.json`, `explain-1.json`, `compare-1.json`,
 `convert-report-2.json` (ONNX), `convert-report-3.json` (source models and IRs),
 `fixtures-summary-1.json` (what the commands print with --json), `fuzz-1.json` (a fuzz
-campaign's summary), and
+campaign's summary), `error-1.json` (what any command prints with --json when it fails: exit
+2, 3 or 70), and
 `fixture-1.json`, `fixtures-1.json` (a fixture case's meta.json and a set's index.json).
 
 irpool never validates at run time (no jsonschema dependency); these functions hand the files
@@ -31,6 +32,7 @@ NAMES = (
     "fixtures-1",
     "extract-1",
     "fuzz-1",
+    "error-1",
 )
 
 
