@@ -17,55 +17,51 @@ from .cpu import BF16_ISAS, tf_uses_onednn
 from .cpu import plugin_isa as _plugin_isa
 from .errors import InputError, ShapeError, SpecError
 from .model import Dim, Shape
-from .window_refusals import (
-    _avx2_integer_jit,
-    _negative_pads_refusal,
-    _plugin_refusal,
-    _reference_kernel,
-    _reference_kernel_axes,
-    _refuse_inexpressible,
-    check_zero_dims,
-    torch_refusal,
-)
+from .window_refusals import _avx2_integer_jit as _avx2_integer_jit
 from .window_refusals import _avx2_refusal as _avx2_refusal
+from .window_refusals import _negative_pads_refusal as _negative_pads_refusal
+from .window_refusals import _plugin_refusal as _plugin_refusal
+from .window_refusals import _reference_kernel as _reference_kernel
+from .window_refusals import _reference_kernel_axes as _reference_kernel_axes
+from .window_refusals import _refuse_inexpressible as _refuse_inexpressible
 from .window_refusals import _torch_zero_dims as _torch_zero_dims
-from .window_rules import (
-    BF16_LOWEST,
-    FLOAT_DTYPES,
-    INT_DTYPES,
-    MLAS_POLICIES,
-    AxisPlan,
-    Divisor,
-    Empty,
-    Pads,
-    PoolParams,
-    PoolPlan,
-    ShapeRule,
-    axis_formula,
-    axis_pads,
-    axis_plan,
-    check_params,
-    out_dim,
-    shape_rule,
-    size_formula,
-)
+from .window_refusals import check_zero_dims as check_zero_dims
+from .window_refusals import torch_refusal as torch_refusal
+from .window_rules import BF16_LOWEST as BF16_LOWEST
 from .window_rules import F32_LOWEST as F32_LOWEST
+from .window_rules import FLOAT_DTYPES as FLOAT_DTYPES
+from .window_rules import INT_DTYPES as INT_DTYPES
+from .window_rules import MLAS_POLICIES as MLAS_POLICIES
 from .window_rules import AutoPad as AutoPad
+from .window_rules import AxisPlan as AxisPlan
 from .window_rules import Bf16Round as Bf16Round
+from .window_rules import Divisor as Divisor
+from .window_rules import Empty as Empty
+from .window_rules import Pads as Pads
+from .window_rules import PoolParams as PoolParams
+from .window_rules import PoolPlan as PoolPlan
 from .window_rules import Reduce as Reduce
 from .window_rules import Rounding as Rounding
+from .window_rules import ShapeRule as ShapeRule
 from .window_rules import SumOrder as SumOrder
 from .window_rules import _refuse_pads_over_kernel as _refuse_pads_over_kernel
 from .window_rules import _term as _term
 from .window_rules import auto_pads_formula as auto_pads_formula
+from .window_rules import axis_formula as axis_formula
+from .window_rules import axis_pads as axis_pads
+from .window_rules import axis_plan as axis_plan
 from .window_rules import axis_size_formula as axis_size_formula
 from .window_rules import ceil_div as ceil_div
 from .window_rules import ceil_div_array as ceil_div_array
 from .window_rules import check_axis as check_axis
+from .window_rules import check_params as check_params
 from .window_rules import dilated as dilated
+from .window_rules import out_dim as out_dim
 from .window_rules import out_size as out_size
 from .window_rules import pads_formula as pads_formula
 from .window_rules import same_pads as same_pads
+from .window_rules import shape_rule as shape_rule
+from .window_rules import size_formula as size_formula
 from .window_rules import torch_out_size as torch_out_size
 from .window_rules import trunc_div as trunc_div
 
