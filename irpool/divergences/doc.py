@@ -260,7 +260,8 @@ class FamilyRow:
     """MaxUnpool: the indices each system's MaxPool gives (flat over the tensor, per plane)."""
 
 
-def _family_rows() -> tuple[FamilyRow, ...]:
+def _family_entries() -> dict[str, Any]:
+    """The family entries and parameters the rows of the family table run, by name."""
     from ..families.adaptive import ADAPTIVE, AdaptiveParams
     from ..families.lp import LP, LpParams
     from ..families.reduce import GLOBAL_MAX, REDUCE_MAX, REDUCE_MEAN, ReduceParams
@@ -303,9 +304,21 @@ def _family_rows() -> tuple[FamilyRow, ...]:
         ),
     )
     aavg = (ADAPTIVE, AdaptiveParams(op="AdaptiveAvgPool-8", reduce="mean", sizes=(1, 2)))
-    maxima = {"openvino": rmax(), "onnxruntime": gmax, "torch": rmax()}
+    return {
+        "maxima": {"openvino": rmax(), "onnxruntime": gmax, "torch": rmax()},
+        "amax": {"openvino": amax, "torch": amax},
+        "partial_lp": everywhere(lp(True, 2)),
+        "signed_lp": everywhere(lp(False, 1)),
+        "mean": everywhere(mean),
+        "unpool": {"onnxruntime": unpool, "torch": unpool},
+        "aavg": {"openvino": aavg, "torch": aavg},
+    }
+
+
+def _family_rows() -> tuple[FamilyRow, ...]:
+    e = _family_entries()
+    maxima = e["maxima"]
     alternating = (1, -2, 3, -4, 5, -6)
-    signed_lp = everywhere(lp(False, 1))
     nan = math.nan
     inf = math.inf
     return (
@@ -319,7 +332,7 @@ def _family_rows() -> tuple[FamilyRow, ...]:
             "adaptive max to 1x1 of [1, NaN]",
             (1, 1, 1, 2),
             (1, nan),
-            {"openvino": amax, "torch": amax},
+            e["amax"],
         ),
         FamilyRow("D19", "global max of [-inf, -inf]", (1, 1, 1, 2), (-inf, -inf), maxima),
         FamilyRow(
@@ -327,27 +340,27 @@ def _family_rows() -> tuple[FamilyRow, ...]:
             "LpPool k3 s2 ceil p2 (a partial last window)",
             (1, 1, 6),
             alternating,
-            everywhere(lp(True, 2)),
+            e["partial_lp"],
         ),
-        FamilyRow("D21", "LpPool k3 s2 p1 (signed power)", (1, 1, 6), alternating, signed_lp),
-        FamilyRow("D23", "mean over an empty axis", (1, 2, 0, 3), (), everywhere(mean)),
+        FamilyRow("D21", "LpPool k3 s2 p1 (signed power)", (1, 1, 6), alternating, e["signed_lp"]),
+        FamilyRow("D23", "mean over an empty axis", (1, 2, 0, 3), (), e["mean"]),
         FamilyRow(
             "D24",
             "MaxUnpool k2 s2 of a 5x4 pooling (plane 1 of two)",
             (1, 2, 2, 2),
             (10, 11, 12, 13, 20, 21, 22, 23),
-            {"onnxruntime": unpool, "torch": unpool},
+            e["unpool"],
             indices={"onnxruntime": (0, 2, 8, 10, 20, 22, 28, 30), "torch": (0, 2, 8, 10) * 2},
         ),
         FamilyRow(
-            "D27", "u8 mean of 20 x 200", (1, 1, 4, 5), (200,) * 20, everywhere(mean), dtype="uint8"
+            "D27", "u8 mean of 20 x 200", (1, 1, 4, 5), (200,) * 20, e["mean"], dtype="uint8"
         ),
         FamilyRow(
             "D32",
             "adaptive average 3x6 -> 1x2 (window sums 5 and 9)",
             (1, 1, 3, 6),
             (1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, -1, 1, 1, 1),
-            {"openvino": aavg, "torch": aavg},
+            e["aavg"],
         ),
     )
 
