@@ -187,18 +187,7 @@ def plan(
     isa = _plugin_isa().name if cv.cpu_plugin_kernels else None
     keeps_integers = params.reduce == "max" and params.indices and indices_used
     in_float32 = cv.integers_in_float32 and not keeps_integers
-    if isa == "avx2":
-        # oneDNN's integer jit (jit_uni_i8i8_pooling) takes one channel only where it can
-        # (_avx2_integer_jit); elsewhere the reference kernel computes in float32
-        in_float32 = in_float32 and (
-            input_shape[1] > 1 or not _avx2_integer_jit(tuple(input_shape), tuple(axes), 4)
-        )
-    else:
-        # AVX-512 (with or without AVX512_BF16 or AMX): one channel stays on the integer jit
-        # unless the layer needs oneDNN's reference kernel (a dilation, or a window wholly in
-        # the padding or the ceil overhang), which pools in float32 (measured on AVX-512 and on
-        # AVX-512 with AMX: an empty window's INT32_MAX comes back as 2147483520)
-        in_float32 = in_float32 and (input_shape[1] > 1 or _reference_kernel_axes(tuple(axes)))
+    in_float32 = in_float32 and _pools_integers_in_float32(tuple(input_shape), tuple(axes), isa)
     base = PoolPlan(
         **{name: getattr(params, name) for name in _AS_WRITTEN},
         **{name: getattr(cv, name) for name in _AS_CONVENTION},
@@ -218,6 +207,24 @@ def plan(
         indices_used=indices_used,
     )
     return for_dtype(base, dtype)
+
+
+def _pools_integers_in_float32(
+    input_shape: tuple[int, ...], axes: tuple[AxisPlan, ...], isa: str | None
+) -> bool:
+    """Whether openvino's CPU plugin pools an integer layer in float32 rather than on its
+    integer jit: always with more than one channel; with one, where the jit cannot take it."""
+    if input_shape[1] > 1:
+        return True
+    if isa == "avx2":
+        # oneDNN's integer jit (jit_uni_i8i8_pooling) takes one channel only where it can
+        # (_avx2_integer_jit); elsewhere the reference kernel computes in float32
+        return not _avx2_integer_jit(input_shape, axes, 4)
+    # AVX-512 (with or without AVX512_BF16 or AMX): one channel stays on the integer jit
+    # unless the layer needs oneDNN's reference kernel (a dilation, or a window wholly in
+    # the padding or the ceil overhang), which pools in float32 (measured on AVX-512 and on
+    # AVX-512 with AMX: an empty window's INT32_MAX comes back as 2147483520)
+    return _reference_kernel_axes(axes)
 
 
 def for_dtype(base: PoolPlan, dtype: str | np.dtype[Any]) -> PoolPlan:
