@@ -51,14 +51,15 @@ def add_options(p: Any) -> None:
     p.add_argument(
         "--atol",
         type=cli._tolerance,
-        default=0.0,
-        help="absolute tolerance of the repro (default 0)",
+        default=None,
+        help="absolute tolerance of the repro (default 0; 1e-6 for a layer held to PyTorch's "
+        "or TensorFlow's convention, as convert-report audits an IR)",
     )
     p.add_argument(
         "--rtol",
         type=cli._tolerance,
-        default=0.0,
-        help="relative tolerance of the repro (default 0)",
+        default=None,
+        help="relative tolerance of the repro (default 0; 1e-5 for PyTorch's or TensorFlow's)",
     )
     p.add_argument(
         "--no-minimize",

@@ -23,7 +23,7 @@ from ..errors import OracleMissing, UsageError
 Progress = Callable[[int, int, str], None]
 
 OPS = ("window", "global")
-RUNTIMES = ("openvino", "onnxruntime", "torch", "openvino-onnx", "tf")
+RUNTIMES = ("openvino", "onnxruntime", "torch", "openvino-onnx", "tf", "openvino-torch")
 MARKER = "campaign.json"
 """The file that marks a folder as a campaign's (a non-empty folder without it is refused)."""
 
@@ -137,7 +137,7 @@ def _load(runtimes: tuple[str, ...]) -> None:
         openvino_rt.load()
     if "onnxruntime" in runtimes or "openvino-onnx" in runtimes:
         onnxruntime_rt.load()
-    if "torch" in runtimes:
+    if "torch" in runtimes or "openvino-torch" in runtimes:
         torch_rt.load()
     if "tf" in runtimes:
         from ..oracles import tensorflow_rt
