@@ -132,7 +132,7 @@ def expected_values(
     from ..run_one import run_layer
 
     extra = {f"input{k}": a for k, a in enumerate(ins) if k > 0}
-    if convention == "openvino":
+    if conventions.get(convention).cpu_plugin_kernels:
         quantized = _lpt_values(graph, layer_name, ins)
         if quantized is not None:
             return quantized
