@@ -81,10 +81,10 @@ from .predicates import (
     _last_start,
     _narrow_between,
     _narrow_family_between,
-    _overhang_kind,
     _partial_lp,
     _same,
 )
+from .predicates import _overhang_kind as _overhang_kind
 
 Array = npt.NDArray[Any]
 
