@@ -10,6 +10,7 @@ import argparse
 import os
 import re
 import sys
+import warnings
 from collections.abc import Sequence
 from typing import Any, NoReturn
 
@@ -133,8 +134,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.stderr.write("irpool: a COMMAND is required; see the list above or irpool --help\n")
         return EXIT_INVALID
     try:
-        _check_environment()
-        code: int = args.func(args)
+        with warnings.catch_warnings():
+            if not os.environ.get("IRPOOL_DEBUG"):
+                # no library's warning reaches the user (numpy's RuntimeWarnings on infinite
+                # scales, the runtimes' deprecations): irpool says what matters itself
+                warnings.simplefilter("ignore")
+            _check_environment()
+            code: int = args.func(args)
         sys.stdout.flush()
         return code
     except UsageFailure as e:

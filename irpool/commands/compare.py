@@ -187,9 +187,10 @@ def _compare_options(p: Any) -> None:
     )
     p.add_argument(
         "--precision",
-        default="f32",
+        default=None,
         choices=["f32", "f16", "bf16"],
-        help="openvino's INFERENCE_PRECISION_HINT (default f32)",
+        help="openvino's INFERENCE_PRECISION_HINT (default: the CPU plugin's own on this "
+        "machine, bf16 where the CPU has AVX512_BF16 or AMX, else f32; the report says which)",
     )
     _add_cross_check_report(
         p, "no allowance for summation-order rounding in ONNX float means", "compare-1"

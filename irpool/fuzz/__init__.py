@@ -127,6 +127,9 @@ def fuzz(
     write_bundles(options, stats, versions)
     doc = to_json(options, stats, seconds, versions)
     write_summary(options, doc)
+    import shutil
+
+    shutil.rmtree(os.path.join(outdir, "work"), ignore_errors=True)  # the workers' scratch
     return doc
 
 
