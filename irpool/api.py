@@ -217,7 +217,7 @@ def compare(
     convention: str | None = None,
     atol: float = 0.0,
     rtol: float = 0.0,
-    precision: str = "f32",
+    precision: str | None = None,
     exact: bool = False,
     fail_fast: bool = False,
     input_shapes: Mapping[str, Sequence[int]] | Sequence[int] | None = None,

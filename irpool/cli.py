@@ -12,6 +12,7 @@ import math
 import os
 import re
 import sys
+import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, NoReturn
@@ -667,9 +668,10 @@ def _compare_options(p: Any) -> None:
     )
     p.add_argument(
         "--precision",
-        default="f32",
+        default=None,
         choices=["f32", "f16", "bf16"],
-        help="openvino's INFERENCE_PRECISION_HINT (default f32)",
+        help="openvino's INFERENCE_PRECISION_HINT (default: the CPU plugin's own on this "
+        "machine, bf16 where the CPU has AVX512_BF16 or AMX, else f32; the report says which)",
     )
     _add_cross_check_report(
         p, "no allowance for summation-order rounding in ONNX float means", "compare-1"
@@ -1050,8 +1052,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.stderr.write("irpool: a COMMAND is required; see the list above or irpool --help\n")
         return EXIT_INVALID
     try:
-        _check_environment()
-        code: int = args.func(args)
+        with warnings.catch_warnings():
+            if not os.environ.get("IRPOOL_DEBUG"):
+                # no library's warning reaches the user (numpy's RuntimeWarnings on infinite
+                # scales, the runtimes' deprecations): irpool says what matters itself
+                warnings.simplefilter("ignore")
+            _check_environment()
+            code: int = args.func(args)
         sys.stdout.flush()
         return code
     except UsageFailure as e:

@@ -94,6 +94,61 @@ class LayerComparison:
     plans: dict[str, Any] = field(default_factory=dict)
     """The layer under each convention on its actual input: the plan's switches (plan_to_json)
     with the output shape, or {"refuses": why}."""
+    reference_bug: str | None = None
+    """The values differ from onnx's reference evaluator's where that evaluator is known to be
+    wrong (the bug): the layer counts as passed, flagged so."""
+
+
+@dataclass
+class ProbeEffect:
+    """The model's final outputs with the probe (the outputs compare adds on every compared
+    layer) against the same run without it: a probe that changes them no longer observes the
+    model as deployed."""
+
+    compared: int
+    moved: int
+    max_abs: float
+    layers: list[str] = field(default_factory=list)
+    """The compared layers whose tensors, asked for alone, move the final outputs."""
+
+    @property
+    def text(self) -> str:
+        if not self.moved:
+            return (
+                f"probe: the model's final outputs are the same with and without the probe "
+                f"({self.compared} values, bit for bit)"
+            )
+        return (
+            f"probe: asking openvino for the compared layers' tensors changed what it runs: "
+            f"{self.moved} of the model's {self.compared} final output values moved (max abs "
+            f"{_fmt(self.max_abs)}); "
+            + (
+                f"asked for alone, the tensors of {', '.join(repr(n) for n in self.layers)} "
+                "do it: those results describe a probed execution, not the deployed one"
+                if self.layers
+                else "no single layer's tensors do it alone: every layer result above "
+                "describes that probed execution"
+            )
+        )
+
+
+def probe_effect(plain: list[Array], probed: list[Array]) -> ProbeEffect:
+    moved, total, worst = 0, 0, 0.0
+    for a, b in zip(plain, probed, strict=False):
+        if a.shape != b.shape:
+            moved += int(max(a.size, b.size))
+            total += int(max(a.size, b.size))
+            continue
+        total += int(a.size)
+        if a.dtype.kind == "f" or b.dtype.kind == "f":
+            af, bf = a.astype(np.float64), b.astype(np.float64)
+            diff = ~((af == bf) | (np.isnan(af) & np.isnan(bf)))
+            if diff.any():
+                worst = max(worst, float(np.nanmax(np.abs(af - bf)[diff], initial=0.0)))
+        else:
+            diff = a != b
+        moved += int(diff.sum())
+    return ProbeEffect(total, moved, worst)
 
 
 class Unrunnable(Exception):
@@ -117,6 +172,10 @@ class CompareReport:
     """Pooling-like layers not compared (no entry in irpool), with the reason."""
     format: str = "ir"
     """The model's front end: ir or onnx (whose reports speak of nodes)."""
+    precision_reason: str | None = None
+    """Why openvino ran at `precision` (the plugin's default on this machine, or asked for)."""
+    probe: ProbeEffect | None = None
+    """Whether the probe changed what openvino computes (its final outputs), IR models."""
 
     def to_json(self) -> dict[str, Any]:
         """The report as `--json` prints it (schema irpool.compare/1)."""
@@ -518,7 +577,7 @@ def compare_model(
     convention: str | None = None,
     atol: float = 0.0,
     rtol: float = 0.0,
-    precision: str = openvino_rt.DEFAULT_PRECISION,
+    precision: str | None = None,
     fail_fast: bool = False,
     progress: Callable[[int, int, str], None] | None = None,
     exact: bool = False,
@@ -527,12 +586,16 @@ def compare_model(
     node of an ONNX model with onnxruntime.  Float means of an ONNX model may differ from
     onnxruntime's by summation-order rounding (rounding_bound) unless `exact`."""
     onnx_graph = graph.format == "onnx"
+    reason = "asked for" if precision is not None else None
     if onnx_graph:
         from .oracles import onnxruntime_rt
 
         onnxruntime_rt.load()
+        precision = precision or openvino_rt.DEFAULT_PRECISION
     else:
         openvino_rt.load()
+        if precision is None:
+            precision, reason = openvino_rt.default_precision()
     pooling = select_layers(graph, infer(graph).pooling, layers)
     names = [pl.layer.name for pl in pooling if pl.layer.name]
     quantized = (
@@ -542,6 +605,8 @@ def compare_model(
     )
     skipped: dict[str, str] = {}
     unrun: str | None = None
+    finals: list[Array] = []
+    plain: list[Array] | None = None
     if onnx_graph:
         fallback: list[str] = []
         try:
@@ -561,7 +626,9 @@ def compare_model(
                     precision,
                     skipped=skipped,
                     instead={n: q.read_at for n, q in quantized.items() if q.read_at},
+                    finals=finals,
                 )
+                plain = openvino_rt.final_outputs(graph.path, inputs, precision)
         except OracleRefused as e:
             raise _placed(e, graph) from None
         oracle = f"openvino {openvino_rt.version()} CPU, INFERENCE_PRECISION_HINT={precision}"
@@ -570,6 +637,9 @@ def compare_model(
     report = CompareReport(
         graph.path, precision, oracle, cv, atol, rtol, [], missing, rounding, format=graph.format
     )
+    report.precision_reason = reason
+    if plain is not None:
+        report.probe = probe_effect(plain, finals)
     oracle_name = "openvino"
     if onnx_graph:
         reference = report.openvino.startswith("onnx ")
@@ -671,18 +741,23 @@ def compare_model(
             )
             if known:
                 # the evaluator's known bug explains the difference (the divergence table's D12
-                # family): irpool's onnx convention follows onnxruntime's kernels instead
+                # family): irpool's onnx convention follows onnxruntime's kernels instead; the
+                # node counts as agreeing (exit 0), flagged as the evaluator's bug
                 result.diagnosis.divergences.insert(0, known)
                 result.diagnosis.text = (
                     f"onnx's reference evaluator is known to be wrong here ({known}); irpool's "
                     "onnx convention computes what onnxruntime's kernels compute"
                     + (f"; also: {result.diagnosis.text}" if result.diagnosis.matches else "")
                 )
+                result.passed = True
+                result.reference_bug = known
         report.layers.append(result)
         if fail_fast and not result.passed:
             break
     if progress:
         progress(len(pooling), len(pooling), "")
+    if report.probe is not None and report.probe.moved and plain is not None:
+        _blame(report, graph, names, inputs, precision, quantized, plain)
     if not layers:
         report.skipped = skipped_layers(graph)
     if onnx_graph and unrun is not None:
@@ -690,6 +765,43 @@ def compare_model(
             Skipped(pl.layer.label, pl.spec.label, pl.layer.line, unrun) for pl in pooling
         ]
     return report
+
+
+def _blame(
+    report: CompareReport,
+    graph: Graph,
+    names: list[str],
+    inputs: Mapping[str, Array],
+    precision: str,
+    quantized: Mapping[str, Any],
+    plain: list[Array],
+) -> None:
+    """The probe moved the final outputs: probe each compared layer alone to say whose tensors
+    do it, and note it on those layers."""
+    assert report.probe is not None
+    by_name = {la.layer: la for la in report.layers}
+    for name in names:
+        alone: list[Array] = []
+        with refusals("openvino", graph.path):
+            openvino_rt.probe_layers(
+                graph.path,
+                [name],
+                inputs,
+                precision,
+                instead={n: q.read_at for n, q in quantized.items() if q.read_at and n == name},
+                finals=alone,
+            )
+        effect = probe_effect(plain, alone)
+        if not effect.moved:
+            continue
+        report.probe.layers.append(name)
+        label = next((la for la in by_name if la == name or la.endswith(name)), None)
+        if label is not None:
+            by_name[label].notes.append(
+                f"asking openvino for this layer's tensors alone changes what it runs: "
+                f"{effect.moved} of the model's {effect.compared} final output values move "
+                f"(max abs {_fmt(effect.max_abs)}); this result describes a probed execution"
+            )
 
 
 def _reference_known_wrong(pl: PoolingLayer, x: Array) -> str | None:
@@ -700,7 +812,9 @@ def _reference_known_wrong(pl: PoolingLayer, x: Array) -> str | None:
     has_nan = (x.dtype.kind == "f" or x.dtype.name == "bfloat16") and bool(
         np.isnan(x.astype(np.float32)).any()
     )
-    return onnx_reference.known_wrong(pl.layer.type, pl.layer.attrs, tuple(x.shape), has_nan)
+    return onnx_reference.known_wrong(
+        pl.layer.type, pl.layer.attrs, tuple(x.shape), has_nan, pl.spec.since
+    )
 
 
 def select_layers(
@@ -785,14 +899,17 @@ def format_report(report: CompareReport) -> str:
         if report.rounding
         else ""
     )
+    why = f" ({report.precision_reason})" if report.precision_reason else ""
     lines = [
-        f"{report.path}: {report.openvino}; irpool convention {report.convention}; "
+        f"{report.path}: {report.openvino}{why}; irpool convention {report.convention}; "
         f"tolerance atol={report.atol:g} rtol={report.rtol:g} (indices exact{allowed})"
     ]
     who = {"onnx-reference": "reference"}.get(report.runtime, report.runtime)
     word = "node" if report.format == "onnx" else "layer"
     for layer in report.layers:
         status = "ok  " if layer.passed else "DIFF"
+        if layer.reference_bug:
+            status = "BUG "  # the reference evaluator's, not irpool's
         where = f"{report.path}:{layer.line}" if layer.line is not None else report.path
         lines.append(f'  {status}  {where}: {word} "{layer.layer}" ({layer.op})')
         if layer.error:
@@ -837,12 +954,20 @@ def format_report(report: CompareReport) -> str:
     for sk in report.skipped:
         where = f"{report.path}:{sk.line}" if sk.line is not None else report.path
         lines.append(f'  skip  {where}: {word} "{sk.layer}" ({sk.op}): not compared: {sk.reason}')
+    if report.probe is not None:
+        lines.append(f"  {report.probe.text}")
     n_bad = sum(1 for layer in report.layers if not layer.passed)
     n_skipped = len(report.missing) + len(report.skipped)
     summary = (
         f"{report.path}: {len(report.layers)} pooling {word}(s) compared, {n_bad} differ, "
         f"{n_skipped} skipped"
     )
+    n_bug = sum(1 for layer in report.layers if layer.reference_bug)
+    if n_bug:
+        summary += (
+            f"; {n_bug} {word}(s) differ only where onnx's reference evaluator is known to be "
+            "wrong (BUG: the evaluator's)"
+        )
     first = report.first_divergence
     if first is not None:
         summary += f'; first diverging {word} in topological order: "{first.layer}"'
@@ -908,6 +1033,14 @@ def to_json(report: CompareReport) -> dict[str, Any]:
         "runtime": report.runtime,
         "device": "CPU",
         "inference_precision_hint": report.precision if report.runtime == "openvino" else None,
+        "inference_precision_reason": report.precision_reason,
+        "probe": None
+        if report.probe is None
+        else {
+            "final_values": report.probe.compared,
+            "final_values_moved": report.probe.moved,
+            "max_abs": report.probe.max_abs,
+        },
         "convention": report.convention,
         "atol": report.atol,
         "rtol": report.rtol,

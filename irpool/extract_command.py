@@ -9,7 +9,7 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
-from .errors import IrpoolError, UsageError
+from .errors import IrpoolError, UsageError, Where
 
 
 def add_options(p: Any) -> None:
@@ -86,8 +86,16 @@ def add_options(p: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from . import cli
+    from .audit import source_kind
     from .extract import check_outdir, extract_layer
 
+    if source_kind(args.model) in ("torch", "tf"):
+        raise UsageError(
+            "extract cuts a layer from an IR or an ONNX model; save openvino's conversion of "
+            "this one (ov.save_model(ov.convert_model(...), 'model.xml')) and extract from the "
+            "IR (convert-report model.xml --extract DIR writes every differing layer)",
+            Where(file=args.model),
+        )
     graph = cli.load_model(args.model)
     if graph.fragment:
         raise UsageError(f"{args.model} holds layer fragments; extract needs a full model")

@@ -883,6 +883,17 @@ def _avx2_integer_jit(shape: tuple[int, ...], axes: tuple[AxisPlan, ...], lanes:
 def _plugin_refusal(name: str, p: PoolPlan) -> str | None:
     """Where openvino's CPU plugin has no kernel for the layer on data of dtype `name`
     (measured with openvino 2026.4.1; Convention.cpu_plugin_kernels)."""
+    empty_axis = any(a.size == 0 for a in p.axes) and math.prod(p.output_shape) > 0
+    if empty_axis and not (p.reduce == "max" and p.indices and p.indices_used):
+        # found by `irpool fuzz`: MaxPool-1/8 (indices unused) and AvgPool-1 over (1, 1, 0)
+        # with pads_end 1 give a different value on every run; MaxPool-8 with its indices used
+        # gives the lowest float (D40)
+        return (
+            f"openvino's CPU plugin computes no value for a {p.op} over a zero-length axis whose "
+            "pads give it an output: the output is uninitialised memory (D40); expected every "
+            "spatial size >= 1"
+            + (", or the indices output used" if p.reduce == "max" and p.indices else "")
+        )
     if p.plugin_isa == "avx2":
         return _avx2_refusal(name, p)
     if name == "bfloat16" and p.reduce == "max" and p.indices and p.indices_used:

@@ -307,8 +307,7 @@ def check_dtype(bound: Bound, x: Array, element_type: str | None = None) -> None
     if et not in spec.dtypes:
         words = f" ({spec.dtype_refusal})" if spec.dtype_refusal else ""
         raise InputError(
-            f"{spec.label} takes {', '.join(spec.dtypes)} inputs, not {et or x.dtype.name}"
-            + words,
+            f"{spec.label} takes {', '.join(spec.dtypes)} inputs, not {et or x.dtype.name}" + words,
             bound.layer.where(),
         )
 

@@ -51,6 +51,7 @@ def test_d1_layer_alone_quick(ov: ModuleType, tmp_path: Path) -> None:
     assert r.full_differs and r.reproduces and r.divergence_id == "D1" and r.standalone
     assert r.input_shapes == r.real_shapes == {"input": [1, 1, 6]}
     assert {"model.xml", "input.npz", "expected.npz", "repro.py", "REPORT.md"} <= set(r.files)
+    assert "source.py" in r.files  # the op in PyTorch, and its conversion
 
 
 @pytest.mark.slow
@@ -145,6 +146,11 @@ def test_existing_folder_refused(tmp_path: Path) -> None:
         str(tmp_path / "x"),
     )
     assert unknown.returncode == 2 and not (tmp_path / "x").exists()
+    source = irpool(
+        "extract", "fixtures/convert/conv_avgpool.pt2", "--layer", "pool", "-o", str(tmp_path / "y")
+    )
+    assert source.returncode == 2 and "ov.save_model" in source.stderr
+    assert len(source.stderr.strip().splitlines()) == 1 and not (tmp_path / "y").exists()
 
 
 @pytest.mark.slow
@@ -205,3 +211,26 @@ def test_dynamic_dims_kept_where_the_layer_alone_agrees(ov: ModuleType, tmp_path
     assert "dynamic dims" in " ".join(r.kept)
     assert "?" in (tmp_path / "b" / "model.xml").read_text()
     assert _repro(tmp_path / "b").returncode == 1
+
+
+@pytest.mark.slow
+def test_quantized_pool_held_to_torch(ov: ModuleType, tmp_path: Path) -> None:
+    """A FakeQuantize before an include-pad ceil AvgPool (openvino runs it on u8 codes): compare
+    agrees with openvino's own rules, and the bundle of it exits 0; held to PyTorch's rules the
+    bundle shows D1 on a couple of cells."""
+    from openvino import opset1
+
+    x = opset1.parameter([1, 3, 6, 6], ov.Type.f32, name="x")
+    lo, hi = opset1.constant(np.float32(0.0)), opset1.constant(np.float32(2.55))
+    fq = opset1.fake_quantize(x, lo, hi, lo, hi, 256)
+    pool = opset1.avg_pool(fq, [2, 2], [1, 1], [1, 1], [3, 3], False, "ceil")
+    pool.set_friendly_name("qpool")
+    path = tmp_path / "q.xml"
+    ov.save_model(ov.Model([opset1.result(pool)], [x], "quant"), str(path), False)
+    data = {"x": np.random.default_rng(3).uniform(-0.5, 3.0, (1, 3, 6, 6)).astype(np.float32)}
+    agree = api.extract(str(path), "qpool", str(tmp_path / "ov"), data)
+    assert not agree.reproduces and agree.repro_exit == 0 and agree.consistent
+    torch_like = api.extract(str(path), "qpool", str(tmp_path / "pt"), data, convention="torch")
+    assert torch_like.reproduces and torch_like.divergence_id == "D1"
+    assert torch_like.repro_exit == 1 and torch_like.cells <= 8
+    assert _repro(tmp_path / "pt").returncode == 1

@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Iterable
+from dataclasses import replace
 
 from lxml import etree
 
@@ -30,6 +31,7 @@ from ..model import (
 )
 from .safe_io import (
     decode_xml,
+    encoding_note,
     max_xml_bytes,
     read_regular_file,
     refuse_compressed,
@@ -59,7 +61,9 @@ def load(path: str) -> Graph:
     data = read_regular_file(path, max_xml_bytes())
     refuse_compressed(data, path)
     text = decode_xml(data, path)
-    return parse_text(text, path)
+    graph = parse_text(text, path)
+    note = encoding_note(data)
+    return graph if note is None else replace(graph, reading_notes=(note,))
 
 
 def parse_text(text: str, path: str = "<string>", weights: bytes | None = None) -> Graph:
