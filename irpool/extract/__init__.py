@@ -29,6 +29,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from .. import conventions
 from ..errors import IrpoolError, OutputError, UsageError, Where
 from ..model import Graph, Layer
 from .judge import (
@@ -379,7 +380,7 @@ class _IrWork(_Work):
             )
             differs_ov = not passed
         self.convention = reference_convention(self.graph, self.target, given, differs_ov)
-        if self.convention in ("torch", "tf"):
+        if conventions.get(self.convention).framework is not None:
             # held to a source framework, as convert-report audits an IR: its tolerances
             from ..audit import AUDIT_TOLERANCE
 
