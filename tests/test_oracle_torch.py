@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from conftest import sweep
 
 from irpool.geometry import plan
 from irpool.kernel import pool
@@ -16,7 +17,7 @@ from irpool.ops import torch as torch_ops
 
 pytestmark = pytest.mark.oracle
 
-SWEEP = 600
+SWEEP = sweep(quick=100, full=600)
 
 
 def make_call(rng: random.Random) -> tuple[str, dict[str, Any], tuple[int, ...], str]:
