@@ -343,7 +343,7 @@ def test_tf_3d_pools_under_the_other_onednn_setting(tf: ModuleType) -> None:
     script = (
         "from irpool.oracles import tensorflow_rt\n"
         "import test_convert_audit_tf as t\n"
-        "failures = t.compare_3d_pools(tensorflow_rt.load(), 150, 12)\n"
+        f"failures = t.compare_3d_pools(tensorflow_rt.load(), {sweep(quick=40, full=150)}, 12)\n"
         "print('\\n'.join(failures))\n"
         "raise SystemExit(1 if failures else 0)\n"
     )
