@@ -217,7 +217,7 @@ def compare(
     convention: str | None = None,
     atol: float = 0.0,
     rtol: float = 0.0,
-    precision: str = "f32",
+    precision: str | None = None,
     exact: bool = False,
     fail_fast: bool = False,
     input_shapes: Mapping[str, Sequence[int]] | Sequence[int] | None = None,
@@ -308,7 +308,7 @@ def convert_report(
     An ONNX model (a .onnx path, an onnx.ModelProto, or a Graph of one) gets the ONNX report
     (`ConvertReport`: `.same`, `.nodes`, `.to_json()`, schema irpool.convert-report/2); any
     other model (PyTorch, TensorFlow, an IR) goes to irpool's audit of source models when this
-    irpool has it (`irpool.audit.convert_report`, with `source` its own options).
+    irpool has it (`irpool.audit_ir.convert_report`, with `source` its own options).
 
     Tolerances: 0 for ONNX by default (float means get their summation-order allowance unless
     `exact`); 1e-6 and 1e-5 for the other models (`irpool.audit.AUDIT_TOLERANCE`), whose
@@ -330,7 +330,7 @@ def convert_report(
             cast,
         )
     from .audit import AUDIT_TOLERANCE
-    from .audit import convert_report as audit
+    from .audit_ir import convert_report as audit
 
     if layers is not None:
         raise UsageError("layers: the audit of a PyTorch, TensorFlow or IR model reports every op")

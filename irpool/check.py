@@ -15,13 +15,16 @@ from .errors import Where
 from .frontends import ir_xml
 from .model import Edge, Graph, Layer, Port, Shape, format_shape
 from .ops import REGISTRY, Bound
+from .ops.registry import odd_spelling
 from .shapes import Inference, PoolingLayer, dim_agrees, infer
 from .skipped import skipped_layers
 from .words import layer_word, port_name
 
 SCHEMA = "irpool.check/1"
 
-FindingKind = Literal["output-dim", "rank", "edge", "parameter", "type", "openvino"]
+FindingKind = Literal[
+    "output-dim", "rank", "edge", "parameter", "type", "openvino", "reading", "undeclared"
+]
 
 
 @dataclass(frozen=True)
@@ -245,15 +248,80 @@ def check_graph(
                 result.findings.extend(_unknown_dim_findings(graph, pl, result.findings, consumers))
             if graph.ir_version == 11:
                 result.findings.extend(_type_findings(layer, inference))
+            if graph.format == "ir":
+                result.findings.extend(_reading_findings(layer, pl))
+                result.findings.extend(_undeclared_input_findings(graph, layer, pl))
             results.append(result)
             findings.extend(result.findings)
         elif REGISTRY.role(layer) == "parameter" and layer.data.get("shape") is not None:
             shape = inference.parameter_shapes.get(layer.index)
             for port in layer.outputs:
                 findings.extend(compare_port(layer, port, shape, what="output"))
+                if graph.format == "ir" and port.dims is None and shape:
+                    findings.append(_undeclared(layer, port, "output", shape))
     findings.extend(_edge_findings(graph))
+    findings.extend(
+        Finding(
+            "reading",
+            graph.path,
+            1,
+            "XML declaration",
+            None,
+            "xml",
+            None,
+            None,
+            None,
+            note.split('"')[1] if '"' in note else note,
+            "UTF-8",
+            note,
+        )
+        for note in graph.reading_notes
+    )
     findings.sort(key=lambda f: (f.line or 0, f.axis or 0))
     return CheckReport(graph.path, graph, inference, results, findings)
+
+
+def _reading_findings(layer: Layer, pl: PoolingLayer) -> list[Finding]:
+    """An attribute openvino reads leniently (a bool that is not true/false/1/0, numbers with
+    trailing text): what openvino, and irpool with it, takes the text to mean."""
+    found = []
+    for attr in pl.spec.attrs:
+        raw = layer.data.get(attr.wire)
+        note = odd_spelling(attr, raw) if raw is not None else None
+        if note is not None:
+            found.append(
+                _finding(layer, "reading", None, None, raw or '""', "as openvino reads it", note)
+            )
+    return found
+
+
+def _undeclared(layer: Layer, port: Port, what: str, shape: Shape) -> Finding:
+    return _finding(
+        layer,
+        "undeclared",
+        port,
+        None,
+        "[]",
+        format_shape(shape),
+        f"{port_name(layer, port, what)} has no <dim>: nothing is declared (openvino's reader "
+        f"takes it for a scalar), and the tensor there is {format_shape(shape)}",
+    )
+
+
+def _undeclared_input_findings(graph: Graph, layer: Layer, pl: PoolingLayer) -> list[Finding]:
+    """A pooling layer's data input port without <dim> whose producer declares none either
+    (where the producer declares dims, the edge finding says it)."""
+    if not layer.inputs or pl.input_shape is None:
+        return []
+    port = layer.inputs[0]
+    if port.dims is not None:
+        return []
+    edge = graph.producer(layer.id, port.id) if layer.id is not None else None
+    if edge is not None:
+        src = graph.layer(edge.from_layer).output_port(edge.from_port)
+        if src is not None and src.dims:
+            return []
+    return [_undeclared(layer, port, "input", pl.input_shape)]
 
 
 def _unknown_dim_findings(
@@ -488,7 +556,8 @@ def format_report(report: CheckReport, verbose: bool = False) -> str:
             if f.formula:
                 lines.append(f"          {f.formula}")
         if verbose or r.findings:
-            lines.extend(f"          note: {note}" for note in pl.notes)
+            said = {f.message for f in r.findings}
+            lines.extend(f"          note: {note}" for note in pl.notes if note not in said)
         if verbose and not r.findings:
             first = 0 if len(pl.formulas) == len(pl.output_shape or ()) else 2
             lines.extend(
@@ -496,8 +565,11 @@ def format_report(report: CheckReport, verbose: bool = False) -> str:
                 for axis, formula in enumerate(pl.formulas)
             )
     for f in report.findings:
-        if f.kind in ("edge", "parameter", "openvino"):
-            lines.append(f"  FAIL  {f.location()}: {f.message}")
+        if f.kind in ("edge", "parameter", "openvino") or (
+            f.kind in ("reading", "undeclared") and not any(f in r.findings for r in report.layers)
+        ):
+            where = _at(f.file, f.line) if f.op == "xml" else f.location()
+            lines.append(f"  FAIL  {where}: {f.message}")
     for sk in skipped_layers(report.graph):
         lines.append(
             f'  skip  {_at(report.path, sk.line)}: layer "{sk.layer}" ({sk.op}): not verified '
@@ -528,6 +600,8 @@ def _summary(findings: list[Finding], onnx: bool = False) -> str:
         "type": "declared element type(s) disagree",
         "edge": "edge(s) join ports that declare different dims",
         "openvino": "declared shape(s) disagree with openvino",
+        "reading": "text(s) openvino reads leniently (read as it reads them)",
+        "undeclared": "port(s) declare no dims",
     }
     parts.extend(f"{n} {names[kind]}" for kind, n in sorted(others.items()))
     return "; ".join(parts)

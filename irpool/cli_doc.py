@@ -10,7 +10,8 @@ from __future__ import annotations
 import argparse
 import os
 
-from .cli import EXIT_FINDING, EXIT_INTERNAL, EXIT_INVALID, EXIT_OK, EXIT_ORACLE, build_parser
+from .cli import build_parser
+from .cli_options import EXIT_FINDING, EXIT_INTERNAL, EXIT_INVALID, EXIT_OK, EXIT_ORACLE
 
 WIDTH = 100
 
@@ -130,8 +131,9 @@ def markdown() -> str:
         "`IRPOOL_MAX_XML_BYTES` (largest XML file, default 512 MiB), `IRPOOL_THREADS` (kernel",
         "threads, default the CPU count up to 8), `IRPOOL_KERNEL` (`numpy` forces the numpy core;",
         "`compiled` requires the compiled path, `irpool[fast]`; default `auto`: compiled where",
-        "numba is installed and it serves the layer), `IRPOOL_OV_ISA` (`avx512_bf16`, `avx512` or",
-        "`avx2`: the CPU whose openvino irpool's openvino convention models; default this",
+        "numba is installed and it serves the layer), `IRPOOL_OV_ISA` (`avx512_amx`,",
+        "`avx512_bf16`, `avx512` or `avx2`: the CPU whose openvino irpool's openvino convention",
+        "models; default this",
         'machine\'s, see "What the machine changes" in [semantics.md](semantics.md)),',
         "`IRPOOL_DEBUG` (tracebacks for internal errors).",
         "",

@@ -212,7 +212,7 @@ def values(q: QuantizedLayer, pooled_of: Any, x: Array) -> tuple[list[Array], lp
 def compare_values(bound: Any, q: QuantizedLayer, x: Array) -> tuple[list[Array], Any, str]:
     """irpool's outputs for a quantized layer on openvino's input `x`, its plan, and the note
     the report prints."""
-    from .lpt_run import pool_codes
+    from .run import pool_codes
 
     plan: list[Any] = []
 

@@ -253,16 +253,11 @@ class CompiledModel:
         from .run import run_graph
 
         trace = _uniform_inputs(self.graph, sig)
-        program, outputs = self._trace(sig, trace, prepare=True)
-        from .run import parameter_names
-
-        given: Any = {}
-        for layer in self._params:
-            names = parameter_names(layer)
-            given[names[0] if names else layer.label] = trace[layer.index]
-        if len(self._params) == 1:
-            given = trace[self._params[0].index]
-        expected = run_graph(self.graph, given, self.convention)
+        try:
+            program, outputs = self._trace(sig, trace, prepare=True)
+        except _Unknown as e:
+            return self._whole(sig, f"a layer of role {e} this version does not prepare")
+        expected = run_graph(self.graph, self._given(trace), self.convention)
         if not _same(outputs, expected.outputs):
             program, _ = self._trace(sig, trace, prepare=False)
             program.why = (
@@ -270,6 +265,37 @@ class CompiledModel:
                 "report it): every layer runs on the interpreter's steps"
             )
         return program
+
+    def _given(self, arrays: Mapping[int, Array]) -> Any:
+        """Arrays by Parameter layer index as run_graph takes them (by a name of each)."""
+        from .run import parameter_names
+
+        if len(self._params) == 1:
+            return arrays[self._params[0].index]
+        given = {}
+        for layer in self._params:
+            names = parameter_names(layer)
+            given[names[0] if names else layer.label] = arrays[layer.index]
+        return given
+
+    def _whole(self, sig: Signature, why: str) -> _Program:
+        """A program of one step: run_graph on the whole graph per call."""
+        from .run import run_graph
+
+        graph, convention = self.graph, self.convention
+        n = len(self._params)
+        names = self.outputs
+
+        def run(v: list[Any]) -> list[Any]:
+            arrays = {p.index: x.array for p, x in zip(self._params, v, strict=True)}
+            outs = run_graph(graph, self._given(arrays), convention).outputs
+            return [outs[name] for name in names]
+
+        params = [(k, p.index, sig[k][1], sig[k][1]) for k, p in enumerate(self._params)]
+        step = _Step(run, list(range(n)), list(range(n, n + len(names))))
+        slots: list[Any] = [None] * (n + len(names))
+        results = [(name, n + k) for k, name in enumerate(names)]
+        return _Program([step], slots, params, results, [], f"every layer interpreted: {why}")
 
     def _trace(
         self, sig: Signature, trace: Mapping[int, Array], prepare: bool
@@ -401,6 +427,12 @@ class CompiledModel:
             return (
                 lambda v: rn._elementwise(layer, execute, [x for x in v if x is not None])
             ), None
+        if role == "quantize":
+            return (
+                lambda v: [rn._fake_quantize(layer, [x for x in v if x is not None], plugin, [])]
+            ), None
+        if not spec.pooling:
+            raise _Unknown(role)
         bound = self._bound.get(layer.index)
         if bound is None:
             bound = self._bound[layer.index] = bind(graph, layer, convention)
@@ -499,11 +531,16 @@ def _run_module() -> Any:
     return importlib.import_module(".run", __package__)
 
 
+class _Unknown(Exception):
+    """A layer role this module does not know (run_graph's own steps run the whole graph)."""
+
+
 def _plain(v: Any) -> bool:
-    """A tensor held in its declared type, computed per call (not a constant)."""
+    """A tensor held in its declared type, computed per call (not a constant, not quantized)."""
     return bool(
         v.held == v.declared
         and v.constant is None
+        and getattr(v, "quant", None) is None
         and v.jit_read is None
         and not v.late
         and v.array.dtype.name == numpy_dtype(v.declared).name

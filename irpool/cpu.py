@@ -5,8 +5,11 @@ their results depend on it: a reduction folds its elements in as many float32 la
 vector holds (16 with AVX-512, 8 with AVX2), and bfloat16 values are converted by the CPU's
 own instruction where it has one (AVX512_BF16: round to nearest even, subnormals flushed) and
 by other code where it has none.  irpool's openvino convention follows the machine it runs
-on; `IRPOOL_OV_ISA` names another (`avx512_bf16`, `avx512`, `avx2`), for instance to write
-fixtures for another machine.
+on; `IRPOOL_OV_ISA` names another (`avx512_amx`, `avx512_bf16`, `avx512`, `avx2`), for
+instance to write fixtures for another machine.  A CPU with AMX (Sapphire Rapids and later) is
+an AVX-512 one with AVX512_BF16 whose integer pooling differs once more: a one-channel integer
+layer with a window wholly in the padding or the ceil overhang runs on oneDNN's reference
+kernel there (measured, geometry.py).
 
 The CPU's features are read from numpy's own CPU detection (the same CPUID bits the plugin
 reads), so no runtime is imported here.  TensorFlow's Linux x86 wheel runs oneDNN kernels only
@@ -23,16 +26,30 @@ from dataclasses import dataclass
 
 from .errors import UsageError
 
-ISAS = ("avx512_bf16", "avx512", "avx2")
+ISAS = ("avx512_amx", "avx512_bf16", "avx512", "avx2")
 """The instruction sets irpool models, widest first."""
 
-TITLES = {"avx512_bf16": "AVX-512 with AVX512_BF16", "avx512": "AVX-512", "avx2": "AVX2"}
+TITLES = {
+    "avx512_amx": "AVX-512 with AMX",
+    "avx512_bf16": "AVX-512 with AVX512_BF16",
+    "avx512": "AVX-512",
+    "avx2": "AVX2",
+}
+
+BF16_ISAS = ("avx512_amx", "avx512_bf16")
+"""The instruction sets with AVX512_BF16: float32 -> bfloat16 by the CPU's own instruction
+(vcvtneps2bf16: nearest even, subnormals flushed to zero).  Plain AVX-512 rounds to nearest even
+in code and keeps subnormals (measured: 0x007FFFFF -> 0x0080, 0x80400000 -> 0x8040)."""
+
+AMX_FLAGS = ("amx_tile", "amx_bf16")
+"""The CPU features (Linux /proc/cpuinfo names) that make a CPU with AVX512_BF16 an AMX one
+(oneDNN's avx512_core_amx: AMX-TILE, AMX-INT8 and AMX-BF16 on top of AVX512_BF16)."""
 
 
 @dataclass(frozen=True)
 class PluginIsa:
     name: str
-    """avx512_bf16, avx512 or avx2."""
+    """avx512_amx, avx512_bf16, avx512 or avx2."""
     lanes: int
     """float32 lanes of one vector register (16 or 8)."""
     bf16_instructions: bool
@@ -54,9 +71,17 @@ def _cpu_features() -> dict[str, bool]:
 
 
 def _detected() -> str:
-    f = _cpu_features()
-    if all(f.get(k) for k in ("AVX512F", "AVX512BW", "AVX512VL", "AVX512DQ")):
-        return "avx512_bf16" if f.get("AVX512BF16") else "avx512"
+    return detect(_cpu_features(), _linux_x86_flags() or frozenset())
+
+
+def detect(features: dict[str, bool], flags: frozenset[str]) -> str:
+    """The instruction set of a CPU with numpy's CPU `features` (AVX512F ...) and the Linux
+    /proc/cpuinfo `flags` (amx_tile ...): AVX-512 needs F, BW, VL and DQ (oneDNN's
+    avx512_core), then AVX512BF16, then AMX-TILE and AMX-BF16 on top."""
+    if all(features.get(k) for k in ("AVX512F", "AVX512BW", "AVX512VL", "AVX512DQ")):
+        if not features.get("AVX512BF16"):
+            return "avx512"
+        return "avx512_amx" if all(flag in flags for flag in AMX_FLAGS) else "avx512_bf16"
     return "avx2"
 
 
@@ -69,7 +94,7 @@ def _isa(override: str | None) -> PluginIsa:
         source = "IRPOOL_OV_ISA"
     else:
         name, source = _detected(), "this CPU"
-    return PluginIsa(name, 8 if name == "avx2" else 16, name == "avx512_bf16", source)
+    return PluginIsa(name, 8 if name == "avx2" else 16, name in BF16_ISAS, source)
 
 
 def plugin_isa() -> PluginIsa:

@@ -9,12 +9,11 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
-from .errors import IrpoolError, UsageError
+from . import cli_options as cli
+from .errors import IrpoolError, UsageError, Where
 
 
 def add_options(p: Any) -> None:
-    from . import cli
-
     p.add_argument("model", metavar="MODEL", help="model.xml or model.onnx")
     p.add_argument(
         "--layer",
@@ -52,14 +51,15 @@ def add_options(p: Any) -> None:
     p.add_argument(
         "--atol",
         type=cli._tolerance,
-        default=0.0,
-        help="absolute tolerance of the repro (default 0)",
+        default=None,
+        help="absolute tolerance of the repro (default 0; 1e-6 for a layer held to PyTorch's "
+        "or TensorFlow's convention, as convert-report audits an IR)",
     )
     p.add_argument(
         "--rtol",
         type=cli._tolerance,
-        default=0.0,
-        help="relative tolerance of the repro (default 0)",
+        default=None,
+        help="relative tolerance of the repro (default 0; 1e-5 for PyTorch's or TensorFlow's)",
     )
     p.add_argument(
         "--no-minimize",
@@ -84,9 +84,16 @@ def add_options(p: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from . import cli
+    from .audit import source_kind
     from .extract import check_outdir, extract_layer
 
+    if source_kind(args.model) in ("torch", "tf"):
+        raise UsageError(
+            "extract cuts a layer from an IR or an ONNX model; save openvino's conversion of "
+            "this one (ov.save_model(ov.convert_model(...), 'model.xml')) and extract from the "
+            "IR (convert-report model.xml --extract DIR writes every differing layer)",
+            Where(file=args.model),
+        )
     graph = cli.load_model(args.model)
     if graph.fragment:
         raise UsageError(f"{args.model} holds layer fragments; extract needs a full model")

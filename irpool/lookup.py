@@ -3,7 +3,9 @@ argument of the Python API) goes through.
 
 A query picks a layer by, in this order: its exact name (or `#N`, the N-th layer of a file of
 unnamed fragments), its id in the file (`8`, or `id=8`), the name of one of its output tensors,
-and finally a part of its name that only one layer has (`features.2` for
+then whole parts of its name (the pieces between `/`, `::` and `.`: `avg_pool2d` picks
+`aten::avg_pool2d/AvgPool` and not `aten::adaptive_avg_pool2d/...`), and finally a part of
+its name that only one layer has (`features.2` for
 `__module.features.2/aten::max_pool2d/MaxPool`).  The first rule that matches decides; a part
 of a name that several layers share is refused with their names, and a query that matches
 nothing is answered with the closest names (difflib) and the list of pooling layers.
@@ -12,6 +14,7 @@ nothing is answered with the closest names (difflib) and the list of pooling lay
 from __future__ import annotations
 
 import difflib
+import re
 from collections.abc import Callable, Iterable, Sequence
 from typing import TypeVar
 
@@ -59,12 +62,31 @@ def _exact_rules(query: str) -> list[Callable[[Layer], bool]]:
     ]
 
 
+_SEPARATORS = re.compile(r"/|::|\.")
+
+
+def _whole_parts(query: str, name: str, fold: bool) -> bool:
+    """Whether the query is one or more whole consecutive parts of the name (parts separated
+    by `/`, `::` or `.`), with case folded if `fold`."""
+    if fold:
+        query, name = query.lower(), name.lower()
+    want = [p for p in _SEPARATORS.split(query) if p]
+    have = _SEPARATORS.split(name)
+    if not want:
+        return False
+    return any(have[i : i + len(want)] == want for i in range(len(have) - len(want) + 1))
+
+
 def matches(layers: Sequence[Layer], query: str) -> list[Layer]:
     """The layers a query picks under the first rule that picks any (see the module text);
     several only for a part of a name that several layers share (case is ignored when no
     layer has the part as written)."""
     for rule in _exact_rules(query):
         found = [la for la in layers if rule(la)]
+        if found:
+            return found
+    for fold in (False, True):
+        found = [la for la in layers if la.name is not None and _whole_parts(query, la.name, fold)]
         if found:
             return found
     found = [la for la in layers if la.name is not None and query in la.name]

@@ -377,6 +377,9 @@ class Graph:
     conversion: Mapping[str, str] = field(default_factory=dict, compare=False, repr=False)
     """What openvino's converter recorded in the IR's <rt_info><conversion_parameters>
     (framework, input_model, ...): one mark of the framework a model came from."""
+    reading_notes: tuple[str, ...] = field(default=(), compare=False)
+    """What irpool took lenient text of the file to mean, where openvino reads it without a
+    word (an XML declaration naming an encoding openvino ignores); `check` reports each."""
     _by_id: dict[int, Layer] = field(default_factory=dict, compare=False, repr=False)
 
     def __post_init__(self) -> None:

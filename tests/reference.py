@@ -257,9 +257,11 @@ def _max(
     floating = dtype.kind == "f"
     lowest = _lowest(dtype)
     reference_kernel = _any_empty(plan) or any(a.dilation > 1 for a in plan.axes)
-    if bf16 and plan.empty == "lowest" and plan.bf16_flush and reference_kernel:
-        # openvino's CPU plugin runs a bfloat16 layer with an empty window or a dilation on
-        # oneDNN's reference kernel, which starts every max from bfloat16's lowest (measured)
+    native = plan.plugin_isa not in (None, "avx2")  # bfloat16 kernels (AVX-512)
+    if bf16 and plan.empty == "lowest" and native and reference_kernel:
+        # openvino's CPU plugin on AVX-512 (with or without AVX512_BF16) runs a bfloat16 layer
+        # with an empty window or a dilation on oneDNN's reference kernel, which starts every
+        # max from bfloat16's lowest (measured)
         lowest = BF16_LOWEST
     if not inside:
         if plan.empty == "-inf" and floating:

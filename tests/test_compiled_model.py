@@ -145,3 +145,31 @@ def test_a_fragment_file_is_refused(tmp_path: Path) -> None:
     )
     with pytest.raises(UsageError, match="fragments"):
         irpool.compile_model(str(frag))
+
+
+def test_a_role_it_does_not_prepare_runs_the_whole_graph(tmp_path: Path, monkeypatch: Any) -> None:
+    """A layer role compiled_model does not know (a newer interpreter's) is not guessed at:
+    the whole graph runs on run_graph per call, and `why` says so."""
+    from irpool import compiled_model
+
+    def unknown(*args: Any, **kwargs: Any) -> Any:
+        raise compiled_model._Unknown("novel")
+
+    monkeypatch.setattr(compiled_model.CompiledModel, "_layer_step", unknown)
+    x = random_values(np.random.default_rng(8), (1, 4, 6, 6))
+    path = save(reduce_net("sum", (1, 4, 6, 6), [2, 3], True), tmp_path)
+    f = _same_as_run(path, x)
+    assert "every layer interpreted" in f.why and f.layers == []
+
+
+@pytest.mark.parametrize("name", ["u8-ap1", "zp-mp1", "zp-rmean", "pc-rmax+fq", "chain"])
+def test_quantized_chains(name: str, tmp_path: Path) -> None:
+    """FakeQuantize chains (LPT's codes): the interpreter's steps, the same bits as run."""
+    ov = pytest.importorskip("openvino")
+    from lpt_zoo import zoo
+
+    shape, build = zoo(ov)[name]
+    path = str(tmp_path / "m.xml")
+    ov.save_model(build(), path, compress_to_fp16=False)
+    x = np.random.default_rng(7).uniform(-1.5, 3.5, shape).astype(np.float32)
+    _same_as_run(path, {"x": x})

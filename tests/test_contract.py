@@ -381,8 +381,9 @@ def test_enums_and_bools_as_openvino_reads_them(tmp_path: Path) -> None:
         'exclude-pad="true"', 'exclude-pad="yes" auto_pad="EXPLICIT" rounding_type="Floor"'
     )
     o = cli("check", "-v", str(write(tmp_path, text)))
-    assert o.code == 0, o.stderr
+    assert o.code == 1, o.stderr  # read as openvino reads it, and reported (a finding)
     assert "openvino reads it as the default (true)" in o.stdout
+    assert "FAIL" in o.stdout and "auto_pad" not in o.stdout.split("FAIL", 1)[1].split("\n")[0]
 
 
 def _const_net(tmp_path: Path, size: int = 16, bin_bytes: int = 16) -> Path:

@@ -51,6 +51,7 @@ def test_d1_layer_alone_quick(ov: ModuleType, tmp_path: Path) -> None:
     assert r.full_differs and r.reproduces and r.divergence_id == "D1" and r.standalone
     assert r.input_shapes == r.real_shapes == {"input": [1, 1, 6]}
     assert {"model.xml", "input.npz", "expected.npz", "repro.py", "REPORT.md"} <= set(r.files)
+    assert "source.py" in r.files  # the op in PyTorch, and its conversion
 
 
 @pytest.mark.slow
@@ -145,6 +146,11 @@ def test_existing_folder_refused(tmp_path: Path) -> None:
         str(tmp_path / "x"),
     )
     assert unknown.returncode == 2 and not (tmp_path / "x").exists()
+    source = irpool(
+        "extract", "fixtures/convert/conv_avgpool.pt2", "--layer", "pool", "-o", str(tmp_path / "y")
+    )
+    assert source.returncode == 2 and "ov.save_model" in source.stderr
+    assert len(source.stderr.strip().splitlines()) == 1 and not (tmp_path / "y").exists()
 
 
 @pytest.mark.slow
@@ -175,3 +181,56 @@ def test_compare_extract_every_differing_layer(ov: ModuleType, tmp_path: Path) -
         la["diagnosis"]["divergences"][0].split(":")[0] for la in doc["layers"] if not la["passed"]
     ]
     assert [r["divergence_id"] for r in doc["extracted"]] == named
+
+
+def _same_upper_dynamic(ov: ModuleType, path: Path) -> None:
+    """A MaxPool-8 with auto_pad=same_upper on dynamic spatial dims, as openvino's TensorFlow
+    front end writes a SAME max pool (SEMANTICS (g): the CPU plugin puts all the padding at
+    the end once the indices output is asked for)."""
+    from openvino import opset1, opset8
+
+    x = opset1.parameter(ov.PartialShape([1, 3, -1, -1]), ov.Type.f32, name="x")
+    pool = opset8.max_pool(x, [2, 2], [1, 1], [0, 0], [0, 0], [3, 3], "floor", "same_upper")
+    pool.set_friendly_name("pool")
+    model = ov.Model([opset1.result(pool.output(0))], [x], "TensorFlow_Frontend_IR")
+    ov.save_model(model, str(path), compress_to_fp16=False)
+
+
+@pytest.mark.slow
+def test_dynamic_dims_kept_where_the_layer_alone_agrees(ov: ModuleType, tmp_path: Path) -> None:
+    """The layer alone, with the real input's static shape, computes what it should; the
+    bundle keeps the full model's dynamic dims, and its repro shows the difference."""
+    model = tmp_path / "same.xml"
+    _same_upper_dynamic(ov, model)
+    x = np.random.default_rng(1).uniform(-1, 1, (1, 3, 7, 9)).astype(np.float32)
+    compared = api.compare(str(model), {"x": x})
+    assert not compared.passed
+    r = api.extract(str(model), "pool", str(tmp_path / "b"), {"x": x}, convention="openvino")
+    assert r.full_differs and r.reproduces and r.repro_exit == 1 and r.consistent
+    assert r.dynamic and not r.standalone
+    assert "dynamic dims" in " ".join(r.kept)
+    assert "?" in (tmp_path / "b" / "model.xml").read_text()
+    assert _repro(tmp_path / "b").returncode == 1
+
+
+@pytest.mark.slow
+def test_quantized_pool_held_to_torch(ov: ModuleType, tmp_path: Path) -> None:
+    """A FakeQuantize before an include-pad ceil AvgPool (openvino runs it on u8 codes): compare
+    agrees with openvino's own rules, and the bundle of it exits 0; held to PyTorch's rules the
+    bundle shows D1 on a couple of cells."""
+    from openvino import opset1
+
+    x = opset1.parameter([1, 3, 6, 6], ov.Type.f32, name="x")
+    lo, hi = opset1.constant(np.float32(0.0)), opset1.constant(np.float32(2.55))
+    fq = opset1.fake_quantize(x, lo, hi, lo, hi, 256)
+    pool = opset1.avg_pool(fq, [2, 2], [1, 1], [1, 1], [3, 3], False, "ceil")
+    pool.set_friendly_name("qpool")
+    path = tmp_path / "q.xml"
+    ov.save_model(ov.Model([opset1.result(pool)], [x], "quant"), str(path), False)
+    data = {"x": np.random.default_rng(3).uniform(-0.5, 3.0, (1, 3, 6, 6)).astype(np.float32)}
+    agree = api.extract(str(path), "qpool", str(tmp_path / "ov"), data)
+    assert not agree.reproduces and agree.repro_exit == 0 and agree.consistent
+    torch_like = api.extract(str(path), "qpool", str(tmp_path / "pt"), data, convention="torch")
+    assert torch_like.reproduces and torch_like.divergence_id == "D1"
+    assert torch_like.repro_exit == 1 and torch_like.cells <= 8
+    assert _repro(tmp_path / "pt").returncode == 1

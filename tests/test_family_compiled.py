@@ -147,3 +147,89 @@ def test_adaptive_as_the_numpy_core(case: Any) -> None:
     assert len(got) == len(expected)
     for a, b in zip(got, expected, strict=True):
         assert same_bits(a, b)
+
+
+@st.composite
+def lp_cases(draw: Any) -> tuple[Any, Any, str]:
+    from irpool.families.lp import LpParams
+    from irpool.geometry import PoolParams
+
+    nd = draw(st.integers(1, 3))
+    convention = draw(st.sampled_from(["onnx", "openvino", "torch"]))
+    spatial = [draw(st.integers(2, 9)) for _ in range(nd)]
+    kernel = tuple(draw(st.integers(1, min(3, s))) for s in spatial)
+    strides = tuple(draw(st.integers(1, 3)) for _ in range(nd))
+    if convention == "torch":
+        pads, dilations = ((0, 0),) * nd, (1,) * nd
+    else:
+        pads = tuple((draw(st.integers(0, k - 1)), draw(st.integers(0, k - 1))) for k in kernel)
+        dilations = (1,) * nd
+    window = None
+    if draw(st.integers(0, 4)) > 0:
+        window = PoolParams(
+            op="LpPool",
+            reduce="mean",
+            window=kernel,
+            strides=strides,
+            dilations=dilations,
+            pads=pads,
+            rounding=draw(st.sampled_from(["floor", "ceil"])),
+        )
+    elif convention == "torch":
+        convention = "openvino"
+    p = draw(st.sampled_from([1.0, 2.0, 3.0, 0.5, 2.5]))
+    params = LpParams(op="LpPool", p=p, window=window)
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+    shape = (draw(st.integers(1, 2)), draw(st.integers(1, 3)), *spatial)
+    x = _values(rng, shape, "float32", draw(st.booleans()))
+    return x, params, convention
+
+
+@FEW
+@given(case=lp_cases())
+def test_lp_as_the_numpy_core(case: Any) -> None:
+    from irpool.errors import SpecError
+    from irpool.families.lp import GLOBAL_LP, LP
+
+    x, params, convention = case
+    family = LP if params.window is not None else GLOBAL_LP
+    try:
+        plan = family.plan(params, tuple(x.shape), "float32", conv.get(convention))
+    except SpecError:
+        return
+    prepared = PreparedFamily(plan, 1, "auto")
+    assert prepared.path == "compiled", prepared.why
+    assert same_bits(prepared([x])[0], execute(plan, [x])[0])
+
+
+@pytest.mark.parametrize("layout", ["tensor", "plane"])
+@pytest.mark.parametrize("dtype", ["float32", "int64"])
+def test_unpool_as_the_numpy_core(layout: str, dtype: str) -> None:
+    from irpool.errors import InputError
+    from irpool.families.unpool import UnpoolPlan
+
+    rng = np.random.default_rng(9)
+    x = rng.standard_normal((2, 3, 4, 5)).astype(dtype)
+    out = (2, 3, 8, 10)
+    size = int(np.prod(out)) if layout == "tensor" else 80
+    plan = UnpoolPlan(
+        op="MaxUnpool",
+        convention="onnx",
+        input_shape=x.shape,
+        output_shape=out,
+        dtype=dtype,
+        compute=dtype,
+        default_shape=out,
+        layout=layout,
+    )
+    prepared = PreparedFamily(plan, 1, "auto")
+    assert prepared.path == "compiled"
+    idx = rng.integers(0, size, x.shape).astype(np.int64)
+    idx.reshape(-1)[5] = idx.reshape(-1)[7]  # a repeated index: the later value wins
+    assert same_bits(prepared([x, idx])[0], execute(plan, [x, idx])[0])
+    idx.reshape(-1)[3] = size
+    with pytest.raises(InputError) as mine:
+        prepared([x, idx])
+    with pytest.raises(InputError) as core:
+        execute(plan, [x, idx])
+    assert str(mine.value) == str(core.value)

@@ -26,7 +26,7 @@ from irpool import schemas
 from irpool.cli import main
 from irpool.fuzz import bundle, realize
 from irpool.fuzz.campaign import Options, run_campaign
-from irpool.fuzz.judge import Workspace, judge
+from irpool.fuzz.judge import Finding, Workspace, judge
 from irpool.fuzz.spec import Spec, values
 from irpool.oracles import direct, onnxruntime_rt, openvino_rt
 
@@ -111,23 +111,38 @@ def test_an_irpool_bug_is_caught_shrunk_and_bundled(
 
 
 @pytest.mark.slow
-def test_a_bundle_reproduces_a_real_disagreement(
+def test_a_bundle_reproduces_a_disagreement_and_says_when_it_is_gone(
     ov: ModuleType, ort: ModuleType, tmp_path: Path
 ) -> None:
-    """MaxPool over a zero-length axis with pads_end 1, through openvino's ONNX front end:
-    openvino returns uninitialised memory where its IR path (and irpool) give the lowest
-    float.  The bundle's repro.py exits 1 while that holds."""
+    """A bundle's repro.py runs the runtimes themselves: openvino and onnxruntime on D1's case
+    disagree (exit 1); openvino and irpool's openvino convention agree (exit 0)."""
+    spec = _window(reduce="mean", ceil=True, count_pad=True, ov_version=1, onnx_opset=19)
+    v = judge(spec, ("openvino", "onnxruntime"), Workspace(str(tmp_path / "ws")))
+    for name, finding, code in (
+        ("two", Finding("new", ("openvino", "onnxruntime"), (), "D1"), 1),
+        ("one", Finding("irpool-bug", ("openvino",), (), "none"), 0),
+    ):
+        folder = bundle.write(str(tmp_path / "findings"), name, v, finding, "blob", {})
+        run = subprocess.run(
+            [sys.executable, "repro.py"], cwd=folder, capture_output=True, text=True, timeout=120
+        )
+        assert run.returncode == code, run.stdout + run.stderr
+        assert ("the finding reproduces" in run.stdout) == (code == 1)
+
+
+def test_openvino_over_an_empty_axis_is_refused_not_guessed(
+    ov: ModuleType, ort: ModuleType, tmp_path: Path
+) -> None:
+    """Found by a campaign: a pool over a zero-length axis whose pads give it an output is
+    uninitialised memory in openvino's CPU plugin (D40); irpool's openvino convention refuses
+    it, and with MaxPool-8's indices used (the lowest float) computes it."""
     spec = _window(shape=(1, 1, 0), window=(1,), strides=(1,), pads_begin=(0,), pads_end=(1,))
     v = judge(spec, SIDES, Workspace(str(tmp_path / "ws")))
-    (finding,) = v.reportable
-    assert finding.category == "irpool-bug" and finding.runtimes == ("openvino-onnx",)
-    assert v.sides["openvino"].agrees
-    folder = bundle.write(str(tmp_path / "findings"), "zero", v, finding, "blob", {})
-    run = subprocess.run(
-        [sys.executable, "repro.py"], cwd=folder, capture_output=True, text=True, timeout=120
-    )
-    assert run.returncode == 1, run.stdout + run.stderr
-    assert "the finding reproduces" in run.stdout
+    assert not v.reportable
+    converted = v.sides["openvino-onnx"]  # the indices output unused
+    assert converted.outputs is not None and "uninitialised" in str(converted.irpool_refused)
+    ir = v.sides["openvino"]  # MaxPool-8 with its indices a Result
+    assert ir.agrees and ir.outputs[0].item() == np.finfo(np.float32).min
 
 
 @pytest.mark.slow
@@ -146,6 +161,23 @@ def test_tf_side_reproduced_by_the_tf_convention(
         assert not v.reportable
 
 
+@pytest.mark.slow
+def test_d3_named_for_openvinos_pytorch_front_end(
+    ov: ModuleType, torch: ModuleType, tmp_path: Path
+) -> None:
+    """avg_pool2d(k3, s2, p1, ceil_mode, count_include_pad) converted by openvino: 7 of 16
+    cells differ from PyTorch on a 6x6 ramp (docs/divergences.md, D3), each side reproduced."""
+    spec = _window(
+        reduce="mean", shape=(1, 1, 6, 6), window=(3, 3), strides=(2, 2), pads_begin=(1, 1),
+        pads_end=(1, 1), dilations=(1, 1), ceil=True, count_pad=True, ov_version=14,
+    )  # fmt: skip
+    v = judge(spec, ("torch", "openvino-torch"), Workspace(str(tmp_path)))
+    assert v.sides["openvino-torch"].plan.op == "AvgPool-14"
+    (found,) = v.findings
+    assert found.category == "explained" and found.ids[0] == "D3", found
+    assert found.text.startswith("7/16 values differ")
+
+
 def recheck(sample: dict[str, Any], tmp_path: Path) -> None:
     """A reported explained case, re-run by hand: the two runtimes differ on it, and the
     divergence the campaign named separates irpool's plans of the two sides."""
@@ -153,7 +185,11 @@ def recheck(sample: dict[str, Any], tmp_path: Path) -> None:
     x = values(spec)
     outs: dict[str, np.ndarray] = {}
     for runtime in sample["runtimes"]:
-        if runtime == "openvino":
+        if runtime == "torch":
+            call = realize.torch_call(spec)
+            assert call is not None
+            outs[runtime] = direct.torch_call(call.function, x, call.kwargs)[0]
+        elif runtime == "openvino":
             xml, weights = realize.ir_files(spec)
             model = openvino_rt.read_xml(xml, weights)
             outs[runtime] = openvino_rt.infer(openvino_rt.compile_model(model), [x])[0]
@@ -189,6 +225,9 @@ def test_a_short_seeded_campaign(ov: ModuleType, ort: ModuleType, tmp_path: Path
     for name in ("summary.json", "summary.txt", "summary.html", "campaign.json"):
         assert (out / name).is_file()
     assert json.loads((out / "summary.json").read_text())["cases"] == doc["cases"]
+    page = (out / "summary.html").read_text()
+    assert f"{doc['cases']} cases" in page and "<h2>Runtimes</h2>" in page
+    assert f"{doc['cases']} cases" in (out / "summary.txt").read_text()
     for d in doc["divergences"].values():
         for sample in d["samples"]:
             recheck(sample, tmp_path)
@@ -252,8 +291,7 @@ def test_a_campaign_of_minutes_names_every_kind_of_divergence(
     assert {"D8", "D17", "D18", "D19"} & set(found), found.keys()
     for d in found.values():
         for sample in d["samples"]:
-            if "torch" not in sample["runtimes"]:
-                recheck(sample, tmp_path)
+            recheck(sample, tmp_path)
     for f in doc["new"] + doc["irpool_bugs"]:
         folder = out / f["bundle"]
         repro = subprocess.run(

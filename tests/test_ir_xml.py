@@ -335,7 +335,16 @@ def test_declared_encoding_is_ignored_as_openvino_ignores_it(tmp_path: Path, enc
     declaration names, ISO-8859-1 aside (measured with openvino 2026.4.1): so does irpool, and
     no codec named in a file is ever looked up."""
     text = net().replace('<?xml version="1.0"?>', f'<?xml version="1.0" encoding="{encoding}"?>')
-    assert load(write(tmp_path, text)).layers
+    graph = load(write(tmp_path, text))
+    assert graph.layers
+    assert len(graph.reading_notes) == 1 and f'encoding="{encoding}"' in graph.reading_notes[0]
+    assert "UTF-8" in graph.reading_notes[0]
+
+
+@pytest.mark.parametrize("encoding", ["UTF-8", "utf8", "US-ASCII", "ISO-8859-1", "latin1"])
+def test_declared_encodings_openvino_reads_need_no_word(tmp_path: Path, encoding: str) -> None:
+    text = net().replace('<?xml version="1.0"?>', f'<?xml version="1.0" encoding="{encoding}"?>')
+    assert load(write(tmp_path, text)).reading_notes == ()
 
 
 def test_declared_latin1_is_read_as_latin1(tmp_path: Path) -> None:

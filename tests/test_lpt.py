@@ -186,3 +186,43 @@ def test_compare_agrees_on_quantized_pooling(ov: Any, name: str, tmp_path: Path)
 def test_compare_agrees_on_the_whole_zoo(ov: Any, tmp_path: Path) -> None:
     for name in [*zoo(ov), "conv"]:
         _compare_case(ov, name, tmp_path)
+
+
+@pytest.mark.oracle
+@pytest.mark.slow
+@pytest.mark.parametrize("net", ["resnet", "densenet", "inception", "squeezenet", "mobilenet"])
+def test_compare_agrees_on_nncf_quantized_nets(ov: Any, net: str, tmp_path: Path) -> None:
+    """NNCF's post-training quantization of small torchvision-shaped nets (random weights,
+    random calibration data): every pooling-family layer compared and agreeing, under the
+    plugin's default precision on this machine and under f32."""
+    from conftest import need
+    from small_nets import quantized
+
+    torch = need("torch", "torch")
+    nncf = need("nncf", "nncf")
+    path = _save(ov, quantized(ov, torch, nncf, net), tmp_path / f"{net}.xml")
+    x = np.random.default_rng(1).standard_normal((1, 3, 64, 64)).astype(np.float32)
+    for precision in (None, "f32"):
+        report = api.compare(path, x, precision=precision)
+        assert report.layers and not report.missing and not report.skipped
+        assert report.passed, [la.layer for la in report.layers if not la.passed]
+        assert report.probe is not None
+        if report.probe.moved:
+            # the report names the layers whose probe moved the outputs
+            assert report.probe.layers
+
+
+@pytest.mark.oracle
+def test_compare_states_precision_and_probe_effect(ov: Any, tmp_path: Path) -> None:
+    """The report says at which precision openvino ran and why (the plugin's own default
+    unless asked), and whether the probe changed the model's final outputs."""
+    shape, build = zoo(ov)["chain"]
+    path = _save(ov, build(), tmp_path / "m.xml")
+    x = np.random.default_rng(7).uniform(-1.5, 3.5, shape).astype(np.float32)
+    default = str(ov.Core().get_property("CPU", "INFERENCE_PRECISION_HINT").get_type_name())
+    doc = api.compare(path, {"x": x}).to_json()
+    assert doc["inference_precision_hint"] == default
+    assert doc["inference_precision_reason"].startswith("the CPU plugin's default")
+    assert doc["probe"] == {"final_values": 6, "final_values_moved": 0, "max_abs": 0.0}
+    asked = api.compare(path, {"x": x}, precision="f32").to_json()
+    assert asked["inference_precision_reason"] == "asked for"

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import numpy.typing as npt
 
+from .. import conventions
 from ..schemas import document
 from .judge import Verdict, divergence_id, expected_values, first_cells, to_float
 from .repro import script
@@ -149,6 +150,9 @@ def write_bundle(
         what,
     ).encode()
     notes = list(work.notes)
+    source = _source_script(work, arrays, what)
+    if source is not None:
+        files["source.py"] = source.encode()
     real_size = sum(int(a.size) for a in work.real_in.values()) + sum(
         int(a.size) for a in work.full.runtime
     )
@@ -219,6 +223,24 @@ def write_bundle(
         raise
     del SCHEMA
     return result
+
+
+def _source_script(work: _Work, arrays: Mapping[str, Array], title: str) -> str | None:
+    """source.py for a one-input IR layer held to PyTorch's convention (see source.py)."""
+    if (
+        conventions.get(work.convention).framework != "torch"
+        or work.graph.format != "ir"
+        or len(arrays) != 1
+    ):
+        return None
+    from .source import script as source_script
+    from .source import torch_call
+
+    ((name, x),) = arrays.items()
+    call = torch_call(work.graph, work.target, x.ndim)
+    if call is None:
+        return None
+    return source_script(call, name, work.atol or 1e-6, work.rtol or 1e-5, title)
 
 
 def _umask() -> int:
@@ -340,6 +362,11 @@ def report_text(r: ExtractResult, arrays: Mapping[str, Array]) -> str:
         ("input.npz", "the minimal input, by the model's input names"),
         ("expected.npz", f"what the layer should give: {_meaning(r.convention)}"),
         ("runtime_output.npz", f"what {r.runtime} gives on the minimal input"),
+        (
+            "source.py",
+            "the layer as the PyTorch op it came from, in a tiny module, and openvino's "
+            "conversion of it (needs torch, openvino and numpy)",
+        ),
         ("real/input.npz", "the input the runtime gave the layer inside the full model"),
         ("real/full_model_output.npz", f"{r.runtime}'s output of the layer inside the full model"),
         ("real/irpool.npz", "irpool's output of the layer on the real input under each convention"),

@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from .. import conventions
 from ..errors import IrpoolError
 from ..model import Graph
 
@@ -49,6 +50,17 @@ class Verdict:
     @property
     def divergence_id(self) -> str | None:
         return divergence_id(self.divergence)
+
+    @property
+    def gross(self) -> bool:
+        """Some output differs by more than float rounding: a shape, a NaN, an index, or a
+        value off by more than 1e-4 relative (a shrunk input must not trade the finding for a
+        rounding difference that happens to keep its label)."""
+        for got, want in zip(self.runtime, self.expected, strict=False):
+            bad = differing(got, want, 0.0, 1e-4)
+            if bad is None or bad.any():
+                return True
+        return False
 
     def same_finding(self, other: Verdict) -> bool:
         return (
@@ -117,9 +129,13 @@ def expected_values(
     """irpool's outputs of the layer on its inputs under `convention`; for a global or
     adaptive pool whose framework irpool has no rules for (TensorFlow's reductions), the
     framework's own outputs, as convert-report computes them."""
-    from ..run import run_layer
+    from ..run_one import run_layer
 
     extra = {f"input{k}": a for k, a in enumerate(ins) if k > 0}
+    if conventions.get(convention).cpu_plugin_kernels:
+        quantized = _lpt_values(graph, layer_name, ins)
+        if quantized is not None:
+            return quantized
     try:
         _, outs = run_layer(graph, layer_name, ins[0], convention, extra=extra)
     except IrpoolError:
@@ -128,6 +144,22 @@ def expected_values(
             raise
         return found
     return [outs[k] for k in sorted(outs, key=lambda s: int(s.removeprefix("output")))]
+
+
+def _lpt_values(graph: Graph, layer_name: str, ins: list[Array]) -> list[Array] | None:
+    """A pooling layer openvino's CPU plugin runs on integer codes (a FakeQuantize before it,
+    and no fused one after it): its outputs as the plugin computes them (compare's rule,
+    irpool/compare_lpt.py); None for any other layer."""
+    from ..compare_lpt import compare_values, quantized_layers
+    from ..lookup import find
+    from ..ops.binding import bind
+
+    layer = find(graph, layer_name)
+    q = quantized_layers(graph, [layer]).get(layer.name or "")
+    if q is None or q.read_at is not None:
+        return None
+    got, _, _ = compare_values(bind(graph, layer, "openvino"), q, ins[0])
+    return list(got)
 
 
 def framework_values(
@@ -140,12 +172,13 @@ def framework_values(
 
     layer = find(graph, layer_name)
     kind = pooling_like(layer.type)
-    if kind is None or convention not in ("torch", "tf") or not ins:
+    framework = conventions.get(convention).framework
+    if kind is None or framework is None or not ins:
         return None
     family, reduce = kind
     argument = [int(v) for v in np.ravel(ins[1])] if len(ins) > 1 else []
     keep = str(layer.data.get("keep_dims", "false")).lower() == "true"
-    if convention == "torch":
+    if framework == "torch":
         from ..oracles import torch_rt
 
         _, want = torch_rt.pooling_like(family, reduce, ins[0], argument, keep)
@@ -170,7 +203,7 @@ def diagnose_ir(
     """(passed, divergence, diagnosis) of one layer of an IR: compare's under the openvino or
     onnx convention; under a source framework's (torch, tf), convert-report's audit of the IR
     against that framework."""
-    if convention in ("torch", "tf"):
+    if conventions.get(convention).framework is not None:
         from ..audit_ir import audit_ir
 
         audited = audit_ir(graph, dict(arrays), convention, atol, rtol, [layer_name])

@@ -106,7 +106,8 @@ class ReducePlan(Schedule, FamilyPlan):
     """Integer data: folded in float32, the running value stored into the integer output
     after every kernel call (openvino)."""
     plugin_isa: str = ""
-    """openvino: the instruction set the plan models (irpool.cpu: avx512_bf16, avx512, avx2)."""
+    """openvino: the instruction set the plan models (irpool.cpu: avx512_amx, avx512_bf16,
+    avx512, avx2)."""
     u8_vector_packs: bool = False
     """openvino, u8 output: the vector store packs like the scalar store (packusdw, packuswb:
     32768 and more become 0; AVX2) instead of saturating to [0, 255] (AVX-512)."""
@@ -243,7 +244,7 @@ class Reduction(Family):
     def read(self, spec: OpSpec, layer: Layer, rank: int | None, values: Values) -> ReduceParams:
         notes: list[str] = []
         if self.global_op:
-            from ..ops.onnx import read_attrs
+            from ..ops.onnx_attrs import read_attrs
 
             read_attrs(spec, layer.attrs)
             if rank is not None and rank < 3:

@@ -136,6 +136,27 @@ _DECL_ENCODING = re.compile(rb"""^<\?xml[^>]*?encoding\s*=\s*["']([^"'<>]*)["']"
 _LATIN1 = (b"iso-8859-1", b"latin1")
 
 
+_UTF8 = (b"utf-8", b"utf8", b"us-ascii", b"ascii")
+
+
+def encoding_note(data: bytes) -> str | None:
+    """What irpool says when the XML declaration of a file without a byte-order mark names an
+    encoding openvino does not read it in (anything but UTF-8, ASCII and ISO-8859-1): openvino
+    ignores the name and reads the bytes as UTF-8, and so does irpool (decode_xml)."""
+    if data.startswith((codecs.BOM_UTF8, codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE, b"<\x00")):
+        return None
+    if data.startswith(b"\x00<"):
+        return None
+    m = _DECL_ENCODING.match(data[:512])
+    if m is None or m.group(1).lower() in _UTF8 + _LATIN1:
+        return None
+    name = m.group(1).decode("ascii", "replace")
+    return (
+        f'the XML declaration names encoding="{name}", which openvino ignores: it reads the '
+        "file as UTF-8, and so does irpool; declare UTF-8 (or write nothing)"
+    )
+
+
 def decode_xml(data: bytes, path: str) -> str:
     """The text of an XML file as openvino's reader (pugixml) decodes it: a byte-order mark
     (UTF-8, UTF-16, UTF-32) or UTF-16 bytes of "<" first; else ISO-8859-1 when the declaration

@@ -23,7 +23,7 @@ from ..errors import OracleMissing, UsageError
 Progress = Callable[[int, int, str], None]
 
 OPS = ("window", "global")
-RUNTIMES = ("openvino", "onnxruntime", "torch", "openvino-onnx", "tf")
+RUNTIMES = ("openvino", "onnxruntime", "torch", "openvino-onnx", "tf", "openvino-torch")
 MARKER = "campaign.json"
 """The file that marks a folder as a campaign's (a non-empty folder without it is refused)."""
 
@@ -127,6 +127,9 @@ def fuzz(
     write_bundles(options, stats, versions)
     doc = to_json(options, stats, seconds, versions)
     write_summary(options, doc)
+    import shutil
+
+    shutil.rmtree(os.path.join(outdir, "work"), ignore_errors=True)  # the workers' scratch
     return doc
 
 
@@ -137,7 +140,7 @@ def _load(runtimes: tuple[str, ...]) -> None:
         openvino_rt.load()
     if "onnxruntime" in runtimes or "openvino-onnx" in runtimes:
         onnxruntime_rt.load()
-    if "torch" in runtimes:
+    if "torch" in runtimes or "openvino-torch" in runtimes:
         torch_rt.load()
     if "tf" in runtimes:
         from ..oracles import tensorflow_rt

@@ -93,6 +93,36 @@ def torch():
     return [out.numpy()]
 
 
+def tf():
+    import tensorflow as tf
+
+    call = META["tf_call"]
+    x = np.moveaxis(load_input(), 1, -1)
+    fn = tf.nn.max_pool if call["op_type"] == "MaxPool" else tf.nn.avg_pool
+    out = fn(tf.constant(x), ksize=call["ksize"], strides=call["strides"], padding=call["padding"])
+    return [np.moveaxis(out.numpy(), -1, 1)]
+
+
+def openvino_torch():
+    import openvino as ov
+    import torch
+
+    call = META["torch_call"]
+    fn = getattr(torch.nn.functional, call["function"])
+
+    class Call(torch.nn.Module):
+        def forward(self, t):
+            out = fn(t, **call["kwargs"])
+            return out[0] if isinstance(out, tuple) else out
+
+    x = load_input()
+    model = ov.convert_model(Call(), example_input=torch.from_numpy(x.copy()),
+                             input=[(list(x.shape), ov.Type(x.dtype))])
+    ov.save_model(model, os.path.join(HERE, "converted.xml"), compress_to_fp16=False)
+    compiled = ov.Core().compile_model(model, "CPU", {{"INFERENCE_PRECISION_HINT": "f32"}})
+    return [np.array(t.data) for t in compiled([x]).to_tuple()][:1]
+
+
 def irpool_side(runtime):
     """irpool's convention for `runtime` (irpool's own model of that runtime)."""
     import irpool
@@ -104,6 +134,13 @@ def irpool_side(runtime):
         report = irpool.run(os.path.join(HERE, "model.onnx"), inputs={{"in0": x}})
     elif runtime == "torch" and META["spec"]["kind"] == "global":
         report = irpool.run(os.path.join(HERE, "model.xml"), inputs={{"x": x}}, convention="torch")
+    elif runtime == "tf":
+        c = META["tf_call"]
+        mean = c["op_type"] == "AvgPool"
+        return [irpool.pool(
+            x, c["ksize"][1:-1], c["strides"][1:-1], 0, 1, reduce="mean" if mean else "max",
+            auto_pad="same_upper" if c["padding"] == "SAME" else "valid", convention="tf",
+        )]
     elif runtime == "torch":
         c = META["torch_call"]["kwargs"]
         mean = META["spec"]["reduce"] == "mean"
@@ -112,7 +149,9 @@ def irpool_side(runtime):
             reduce="mean" if mean else "max", rounding="ceil" if c["ceil_mode"] else "floor",
             count_pad=bool(c.get("count_include_pad", False)), convention="torch",
         )]
-    else:  # openvino-onnx: irpool reads the IR openvino converted the node into
+    else:  # openvino-onnx, -torch: irpool reads the IR openvino converted the op into
+        if runtime == "openvino-torch":
+            openvino_torch()  # writes converted.xml
         path = os.path.join(HERE, "converted.xml")
         graph = irpool.load(path)
         name = [layer.name for layer in graph.layers if layer.type == "Parameter"][0]
@@ -121,7 +160,7 @@ def irpool_side(runtime):
 
 
 SIDES = {{"openvino": openvino, "onnxruntime": onnxruntime, "torch": torch,
-         "openvino-onnx": openvino_onnx}}
+         "openvino-onnx": openvino_onnx, "tf": tf, "openvino-torch": openvino_torch}}
 
 
 def same(a, b):
@@ -216,6 +255,7 @@ def write(
                 allowance = max(allowance, float(finite.max()) if finite.size else 0.0)
         np.savez(os.path.join(tmp, "expected.npz"), *(), **expected)  # type: ignore[arg-type]
         call = realize.torch_call(spec)
+        tcall = realize.tf_call(spec)
         meta: dict[str, Any] = {
             "name": name,
             "spec": spec.to_json(),
@@ -233,6 +273,14 @@ def write(
             "onnx_node": None
             if node is None
             else {"op": node.op, "attrs": node.attrs, "opset": node.opset},
+            "tf_call": None
+            if tcall is None
+            else {
+                "op_type": tcall.op_type,
+                "ksize": list(tcall.ksize),
+                "strides": list(tcall.strides),
+                "padding": tcall.padding,
+            },
             "torch_call": None
             if call is None
             else {"function": call.function, "kwargs": call.kwargs},

@@ -101,6 +101,7 @@ class Stats:
                         "text": f.text,
                         "minimal": None,
                         "blob": None,
+                        "first": (verdict.spec, verdict, f),
                     },
                 )
                 entry["cases"] += 1
@@ -127,6 +128,8 @@ class Stats:
                 self.findings[sig] = f
                 continue
             mine_f["cases"] += f["cases"]
+            if mine_f.get("first") is None:
+                mine_f["first"] = f.get("first")
             if f["minimal"] is not None and (
                 mine_f["minimal"] is None or _size(f["minimal"][0]) < _size(mine_f["minimal"][0])
             ):

@@ -35,8 +35,9 @@ def options(p: Any) -> None:
         "--runtimes",
         default=None,
         help="comma-separated: openvino, onnxruntime, torch, openvino-onnx (openvino's ONNX "
-        "front end), tf (TensorFlow: windowed pools, SAME or VALID); default every one "
-        "installed but tf",
+        "front end), tf (TensorFlow: windowed pools, SAME or VALID), openvino-torch (the "
+        "PyTorch call converted by openvino's PyTorch front end: seconds per conversion); "
+        "default every one installed but tf and openvino-torch",
     )
     p.add_argument(
         "--budget",

@@ -43,8 +43,9 @@ from .spec import Spec, values
 
 Array = npt.NDArray[Any]
 
-RUNTIMES = ("openvino", "onnxruntime", "torch", "openvino-onnx", "tf")
-"""The sides a campaign may run (tf: windowed pools only, SAME or VALID)."""
+RUNTIMES = ("openvino", "onnxruntime", "torch", "openvino-onnx", "tf", "openvino-torch")
+"""The sides a campaign may run (tf: windowed pools only, SAME or VALID; openvino-torch: the
+PyTorch call as a module converted by openvino's PyTorch front end, seconds per conversion)."""
 
 INDEX_ONLY = ("D6", "D7", "D33", "D39")
 """Divergences of the indices output alone: never the explanation of the values, which are
@@ -55,6 +56,7 @@ PAIRS = (
     ("openvino", "torch"),
     ("onnxruntime", "torch"),
     ("openvino-onnx", "onnxruntime"),
+    ("openvino-torch", "torch"),
     ("openvino", "tf"),
     ("onnxruntime", "tf"),
     ("torch", "tf"),
@@ -246,6 +248,26 @@ def _side(runtime: str, spec: Spec, x: Array, ws: Workspace) -> Side | None:
             side.irpool, side.plan, bound = _irpool_torch(spec, x, call, ws)
         except IrpoolError as e:
             side.irpool_refused = _refusal(e)
+    elif runtime == "openvino-torch":
+        call = realize.torch_call(spec)
+        if call is None or spec.kind != "window" or spec.dtype not in ("float32", "float16"):
+            return None
+        from ..oracles import direct
+
+        converted = ws.path("converted_torch.xml")
+        try:
+            side.outputs = direct.openvino_torch(call.function, call.kwargs, x, converted)
+        except OracleMissing:
+            raise
+        except Exception as e:
+            side.refused = _refusal(e)
+            return side
+        try:
+            side.irpool, side.plan, bound = _irpool_file(converted, {_first_input(converted): x})
+        except IrpoolError as e:
+            if "does not execute" in e.message:
+                return None
+            side.irpool_refused = _refusal(e)
     elif runtime == "tf":
         tcall = realize.tf_call(spec)
         if tcall is None:
@@ -374,6 +396,39 @@ def _ids_converted(spec: Spec, ov: Side, ort: Side, x: Array) -> list[str]:
 _QUIET: list[bool] = []
 
 
+def _ids_torch_converted(spec: Spec, ov: Side, pt: Side, x: Array) -> list[str]:
+    """What the conversion audit names for a PyTorch op converted unfaithfully (D3, D8, ...),
+    then what separates the two plans."""
+    from .. import divergences as dv
+    from ..geometry import PoolPlan
+
+    call = realize.torch_call(spec)
+    assert call is not None and ov.outputs is not None and pt.outputs is not None
+    overhang: tuple[str, ...] = ()
+    if isinstance(ov.plan, PoolPlan):
+        overhang = tuple(
+            k
+            for k in ("D1", "D1c", "D1d")
+            if dv._overhang_kind(None, ov.plan, x, k)  # type: ignore[arg-type]
+        )
+    facts = dv.Conversion(
+        kind="window",
+        reduce=spec.reduce,
+        attrs=call.kwargs,
+        shapes_differ=ov.outputs[0].shape != pt.outputs[0].shape,
+        indices_differ=False,
+        openvino_layer=str(getattr(ov.plan, "op", "?")),
+        front_end="torch",
+        op=f"aten.{call.function}.default",
+        nan_input=bool(x.dtype.kind == "f" and np.isnan(x.astype(np.float32)).any()),
+        overhang=overhang,
+    )
+    said = dv.in_source_conversion(facts)
+    ids = [said.split(" ")[0].rstrip(":")] if said.startswith("D") else []
+    ids += [i for i in _ids_between(ov, pt, x) if i not in ids]
+    return ids
+
+
 def judge(spec: Spec, runtimes: tuple[str, ...], ws: Workspace) -> Verdict:
     """Run `spec` on each runtime of `runtimes` and on irpool; the verdict."""
     start = time.perf_counter()
@@ -410,6 +465,8 @@ def judge(spec: Spec, runtimes: tuple[str, ...], ws: Workspace) -> Verdict:
         with np.errstate(over="ignore", invalid="ignore"):
             if a_name == "openvino-onnx":
                 ids = _ids_converted(spec, a, b, x)
+            elif a_name == "openvino-torch":
+                ids = _ids_torch_converted(spec, a, b, x)
             else:
                 ids = _ids_between(a, b, x)
         what = _diff_text([a.outputs[0]], [b.outputs[0]], (a_name, b_name))

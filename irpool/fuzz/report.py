@@ -57,10 +57,13 @@ def write_bundles(options: Options, stats: Stats, versions: dict[str, str]) -> N
 
     root = os.path.join(options.outdir, "findings")
     for signature, entry in sorted(stats.findings.items()):
-        minimal = entry.get("minimal")
+        # the shrunk example; a finding hypothesis did not shrink (it showed beside another in
+        # one case, or after the budget) is bundled as first seen
+        minimal = entry.get("minimal") or entry.get("first")
         if minimal is None:
             entry["bundle"] = None
             continue
+        entry["shrunk"] = entry.get("minimal") is not None
         spec, verdict, finding = minimal
         name = bundle_name(signature)
         folder = bundle.write(root, name, verdict, finding, entry.get("blob"), versions)
@@ -130,7 +133,7 @@ def _id_key(i: str) -> tuple[int, str]:
 
 
 def _finding_json(signature: str, f: dict[str, Any]) -> dict[str, Any]:
-    minimal = f.get("minimal")
+    minimal = f.get("minimal") or f.get("first")
     return {
         "signature": signature,
         "runtimes": f["runtimes"],
@@ -140,6 +143,7 @@ def _finding_json(signature: str, f: dict[str, Any]) -> dict[str, Any]:
         "spec": minimal[0].to_json() if minimal else None,
         "bundle": f.get("bundle"),
         "hypothesis_blob": f.get("blob"),
+        "shrunk": f.get("minimal") is not None,
     }
 
 
@@ -164,7 +168,8 @@ def format_text(doc: dict[str, Any]) -> str:
             lines.append(f"  {what}: {f['signature']} ({f['cases']} case(s))")
             lines.append(f"    {f['text']}")
             if f["label"]:
-                lines.append(f"    minimal case: {f['label']}")
+                how = "minimal case" if f["shrunk"] else "case (as first seen, not shrunk)"
+                lines.append(f"    {how}: {f['label']}")
             if f["bundle"]:
                 lines.append(
                     f"    bundle: {os.path.join(doc['outdir'], f['bundle'])} (python repro.py)"

@@ -71,6 +71,11 @@ BLOCK_ELEMENTS = 2048
 """Flat positions summed per block: 8 KiB of float32 sums, in L1 while every tap is added
 (1024 and 4096 measured within 4%)."""
 
+VECTOR_SLACK = 128
+"""Items of slack after the phase and sum buffers of averages: numba_kernels._vsum_taps sums
+whole blocks of 128 positions (numba_kernels.BLOCK), the last one reaching past the positions
+asked for (its sums there are never read)."""
+
 ROW_LIMIT = 6 << 20
 """The largest buffer the smallest unit of work may need (one output row's phases for an
 average, one padded input row for a max); longer rows are left to the numpy core."""
@@ -464,9 +469,9 @@ def _average(plan: PoolPlan, kind: int, k: Any, workers: int) -> Built:
 
     biggest = max(length(c) for c in chunks)
     ranges = _split([(c[1] - c[0]) * (c[3] - c[2]) * (c[5] - c[4]) for c in chunks], workers)
-    phase_bufs = [np.empty(nph * biggest, np.float32) for _ in ranges]
+    phase_bufs = [np.zeros(nph * biggest + VECTOR_SLACK, np.float32) for _ in ranges]
     rows_per_block = max(1, BLOCK_ELEMENTS // wp)
-    acc_bufs = [np.empty(rows_per_block * wp, np.float32) for _ in ranges]
+    acc_bufs = [np.empty(rows_per_block * wp + VECTOR_SLACK, np.float32) for _ in ranges]
     div = _divisors(plan)
     offsets = [np.empty(len(taps), np.int64) for _ in ranges]
 

@@ -18,7 +18,10 @@ import numpy.typing as npt
 from ..errors import UsageError
 from ..families import FamilyPlan
 from ..families.adaptive import AdaptivePlan
+from ..families.lp import LpPlan
 from ..families.reduce import ReducePlan
+from ..families.unpool import UnpoolPlan
+from ..geometry import PoolPlan
 from .adaptive import _compute_input, _divide, _positions, store_rounded
 from .family import execute
 from .reduction import LOWEST32, _bf16_half_up_if_odd, _scalar_mask, _to_float32
@@ -44,6 +47,12 @@ def why_not(plan: FamilyPlan) -> str | None:
         if any(a.longest < 1 for a in plan.axes):
             return "an empty window"
         return None
+    if isinstance(plan, LpPlan):
+        if not 1 <= len(plan.window.axes) <= 3:
+            return f"{len(plan.window.axes)} spatial axes: it computes 1 to 3"
+        return None
+    if isinstance(plan, UnpoolPlan):
+        return None
     return f"no compiled kernel for a {type(plan).__name__} yet"
 
 
@@ -52,6 +61,10 @@ def _compiled(plan: FamilyPlan, threads: int) -> Kernel:
         return _ReduceKernel(plan)
     if isinstance(plan, AdaptivePlan):
         return _AdaptiveKernel(plan)
+    if isinstance(plan, LpPlan):
+        return _LpKernel(plan, threads)
+    if isinstance(plan, UnpoolPlan):
+        return _UnpoolKernel(plan)
     raise UsageError(f"no compiled kernel for {type(plan).__name__}")
 
 
@@ -296,6 +309,7 @@ class _AdaptiveKernel:
             xc.dtype.type(0),
             out,
             idx,
+            False,
         )
         return out, idx
 
@@ -325,3 +339,156 @@ class _AdaptiveKernel:
         if plan.indices:
             return [values, np.asarray(idx.reshape(shape).astype(plan.index_dtype))]
         return [values]
+
+
+# -- Lp pooling -------------------------------------------------------------------------------
+
+
+def _window_tables(plan: PoolPlan) -> list[tuple[Array, Array]]:
+    """Per axis (three, leading trivial ones added): each output's tap positions clamped into
+    the input and whether the tap lies inside (kernel/lp.py _taps)."""
+    tables = [(np.zeros((1, 1), np.int64), np.ones((1, 1), np.bool_))] * (3 - len(plan.axes))
+    for a in plan.axes:
+        out = np.arange(a.out, dtype=np.int64)[:, None] * a.stride - a.pad_begin
+        pos = out + np.arange(a.window, dtype=np.int64)[None, :] * a.dilation
+        valid = (pos >= 0) & (pos < a.size)
+        tables.append(
+            (np.ascontiguousarray(np.clip(pos, 0, max(a.size - 1, 0))), np.ascontiguousarray(valid))
+        )
+    return tables
+
+
+class _LpKernel:
+    """An LpPlan (kernel/lp.py lp_pool): the window sums in numba_family's window loop, the
+    averages and reductions of openvino's decomposition prepared once (PreparedPool, the
+    reduction kernel); the powers are the numpy core's own (libm.py)."""
+
+    def __init__(self, plan: LpPlan, threads: int) -> None:
+        from .lp import window_counts
+        from .prepared import PreparedPool
+
+        self.plan = plan
+        self.k = kernels()
+        window = plan.window
+        self.tables = _window_tables(window)
+        spatial = [1] * (3 - len(window.axes)) + list(window.input_shape[2:])
+        self.s0, self.s1 = spatial[1] * spatial[2], spatial[2]
+        self.plane = int(np.prod(window.input_shape[2:], dtype=np.int64))
+        self.planes = int(np.prod(window.input_shape[:2], dtype=np.int64))
+        self.count = int(np.prod(window.output_shape, dtype=np.int64))
+        self.average: PreparedPool | None = None
+        self.sum: Kernel | None = None
+        if plan.rule == "openvino":
+            if plan.sum_plan is not None:
+                sp = plan.sum_plan
+                self.sum = (
+                    _ReduceKernel(sp) if why_not(sp) is None else (lambda ins: execute(sp, ins))
+                )
+            else:
+                assert plan.average is not None
+                self.average = PreparedPool(plan.average, threads)
+        else:
+            self._sums(np.zeros(self.planes * self.plane, np.float32))
+        if plan.rule == "torch":
+            self.counts = np.maximum(window_counts(window), 1).astype(np.float32)
+
+    def _sums(self, t: Array) -> Array:
+        (p0, v0), (p1, v1), (p2, v2) = self.tables
+        out = np.empty(self.count, t.dtype)
+        idx = np.empty(self.count, np.int64)
+        self.k.adaptive(
+            np.ascontiguousarray(t).reshape(-1),
+            self.planes,
+            self.plane,
+            p0,
+            v0,
+            p1,
+            v1,
+            p2,
+            v2,
+            self.s0,
+            self.s1,
+            False,
+            False,
+            t.dtype.type(0),
+            out,
+            idx,
+            True,
+        )
+        return out.reshape(self.plan.window.output_shape)
+
+    def __call__(self, inputs: Sequence[Array | None]) -> list[Array]:
+        from .libm import pow_to_float, power_rules, powf
+        from .lp import _torch_pow
+
+        x = inputs[0]
+        assert x is not None
+        plan = self.plan
+        if str(x.dtype.name) != plan.dtype or tuple(x.shape) != plan.input_shape:
+            return execute(plan, inputs)  # its errors
+        f32 = np.float32
+        with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
+            if plan.rule == "onnxruntime":
+                terms = pow_to_float(np.abs(x.astype(f32)), plan.p)
+                y = powf(self._sums(terms), float(f32(1) / f32(plan.p)))
+            elif plan.rule == "openvino":
+                terms = power_rules(np.abs(x.astype(f32)), plan.p)
+                if self.sum is not None:
+                    m = self.sum([terms])[0]
+                else:
+                    assert self.average is not None
+                    m, _ = self.average.run(terms)
+                    m = np.asarray((m * f32(plan.scale)).astype(f32))
+                y = m if plan.p == 1 else power_rules(m, float(f32(1.0 / plan.p)))
+            else:
+                terms = _torch_pow(x.astype(f32), plan.p)
+                mean = np.asarray((self._sums(terms) / self.counts).astype(f32))
+                y = _torch_pow(np.asarray((mean * f32(plan.scale)).astype(f32)), 1.0 / plan.p)
+        return [np.asarray(np.asarray(y).astype(x.dtype))]
+
+
+# -- max unpooling ----------------------------------------------------------------------------
+
+
+class _UnpoolKernel:
+    """An UnpoolPlan (kernel/unpool.py max_unpool): the scatter in numba_family's loops; any
+    input the numpy core would refuse goes to it, for its checks and words."""
+
+    def __init__(self, plan: UnpoolPlan) -> None:
+        self.plan = plan
+        self.k = kernels()
+        self.size = int(np.prod(plan.output_shape, dtype=np.int64))
+        self.planes = int(np.prod(plan.input_shape[:2], dtype=np.int64))
+        self.plane = int(np.prod(plan.output_shape[2:], dtype=np.int64))
+        self.per = int(np.prod(plan.input_shape[2:], dtype=np.int64))
+        self._scatter(np.zeros(self.planes * self.per, np.float32), np.zeros(0, np.int64))
+
+    def _scatter(self, x: Array, idx: Array) -> tuple[Array, int]:
+        y = np.zeros(self.size, x.dtype)
+        if idx.size != x.size:
+            return y, 0
+        if self.plan.layout == "tensor":
+            bad = self.k.unpool_tensor(x, idx, self.size, y)
+        else:
+            bad = self.k.unpool_planes(x, idx, self.planes, self.per, self.plane, y)
+        return y, int(bad)
+
+    def __call__(self, inputs: Sequence[Array | None]) -> list[Array]:
+        x = inputs[0]
+        indices = inputs[1] if len(inputs) > 1 else None
+        plan = self.plan
+        if (
+            x is None
+            or indices is None
+            or str(x.dtype.name) != plan.dtype
+            or tuple(x.shape) != plan.input_shape
+            or indices.shape != x.shape
+            or indices.dtype.kind not in "iu"
+            or x.dtype.name not in ("float32", "float64", "int32", "int64", "int8", "uint8")
+        ):
+            return execute(plan, inputs)  # its errors
+        flat = np.ascontiguousarray(x).reshape(-1)
+        y, bad = self._scatter(flat, np.ascontiguousarray(indices, dtype=np.int64).reshape(-1))
+        if bad >= 0:
+            return execute(plan, inputs)  # its error, in its words
+        return [y.reshape(plan.output_shape)]

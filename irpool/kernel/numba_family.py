@@ -129,12 +129,15 @@ def finish(out, post, count):
 
 
 @njit(**OPTS)
-def adaptive(x, planes, plane, p0, v0, p1, v1, p2, v2, s0, s1, is_max, strict, zero, out, idx):
+def adaptive(
+    x, planes, plane, p0, v0, p1, v1, p2, v2, s0, s1, is_max, strict, zero, out, idx, from_zero
+):
     """Adaptive pooling (kernel/adaptive.py), per plane and output, the taps of the longest
     window of each axis in row-major order, positions clamped into the input: a sum starts
     at tap 0 and adds +0.0 for a tap outside the window; a max starts at tap 0 and takes a
     tap inside the window that is strictly larger (`strict`, openvino) or larger or NaN
-    (PyTorch); idx is the winning tap's offset in its plane."""
+    (PyTorch); idx is the winning tap's offset in its plane.  `from_zero`: a sum starts at
+    +0.0 before tap 0 (kernel/lp.py window_sums)."""
     o0, l0 = p0.shape
     o1, l1 = p1.shape
     o2, l2 = p2.shape
@@ -150,6 +153,8 @@ def adaptive(x, planes, plane, p0, v0, p1, v1, p2, v2, s0, s1, is_max, strict, z
                     best = f
                     if not is_max and not (v0[a, 0] and v1[b, 0] and v2[c, 0]):
                         acc = zero
+                    if from_zero and not is_max:
+                        acc = zero + acc
                     for t0 in range(l0):
                         for t1 in range(l1):
                             for t2 in range(l2):
@@ -169,3 +174,27 @@ def adaptive(x, planes, plane, p0, v0, p1, v1, p2, v2, s0, s1, is_max, strict, z
                                     best = f
                     out[o] = acc
                     idx[o] = best
+
+
+@njit(**OPTS)
+def unpool_tensor(x, idx, size, y):
+    """y[idx[i]] = x[i] in order (a repeated index: the later wins); -1 when every index is
+    in [0, size), else the position of the first that is not (nothing written after it)."""
+    for i in range(x.shape[0]):
+        k = idx[i]
+        if k < 0 or k >= size:
+            return i
+        y[k] = x[i]
+    return -1
+
+
+@njit(**OPTS)
+def unpool_planes(x, idx, planes, per, plane, y):
+    """Per plane: y[p * plane + idx] = x, in order; -1, or the position of a bad index."""
+    for p in range(planes):
+        for i in range(per):
+            k = idx[p * per + i]
+            if k < 0 or k >= plane:
+                return p * per + i
+            y[p * plane + k] = x[p * per + i]
+    return -1

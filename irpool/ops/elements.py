@@ -146,6 +146,17 @@ def bf16_rne_flush(x: Array) -> Array:
     return _bf16(r)
 
 
+def bf16_rne(x: Array) -> Array:
+    """float32 -> bfloat16 as oneDNN's bfloat16 emulation on AVX-512 without AVX512_BF16:
+    round to nearest even with subnormals kept, a NaN stays a (quiet) NaN."""
+    u = _bits(x)
+    exponent = (u >> 23) & 0xFF
+    nan = (exponent == 0xFF) & ((u & 0x7FFFFF) != 0)
+    r = (u + 0x7FFF + ((u >> 16) & 1)) >> 16
+    r = np.where(nan, (u >> 16) | 0x40, r)
+    return _bf16(r)
+
+
 def bf16_held_in_f32() -> bool:
     """Whether the plugin holds a bfloat16 tensor made inside a net in float32, as it holds
     f16 (irpool.cpu.plugin_isa() is avx2: no bfloat16 kernels).  Then a Convert to bf16 rounds
@@ -160,13 +171,18 @@ def bf16_held_in_f32() -> bool:
 
 def bf16_from_f32(x: Array) -> Array:
     """float32 -> bfloat16 as the plugin's jit converts on this machine's instruction set
-    (irpool.cpu.plugin_isa()): with AVX-512 `bf16_rne_flush`; with AVX2 only (a Result of a
+    (irpool.cpu.plugin_isa()): with AVX512_BF16 `bf16_rne_flush`; with AVX-512 without it
+    `bf16_rne` (subnormals kept, measured); with AVX2 only (a Result of a
     bf16 tensor held in float32, see `bf16_held_in_f32`) as ov::bfloat16 rounds,
     `bf16_odd_round` without a NaN case (0x3F80C000 -> 0x3F80, 0x3F818000 -> 0x3F82, 1e-40
     kept, 0x7FFFFFFF -> 0x8000, 0x7F800001 -> infinity; measured with openvino 2026.4.1 on an
     AVX2 CPU)."""
+    from ..cpu import plugin_isa
+
     if bf16_held_in_f32():
         return bf16_odd_round(x, quiet_nan=False)
+    if not plugin_isa().bf16_instructions:
+        return bf16_rne(x)
     return bf16_rne_flush(x)
 
 
@@ -258,7 +274,8 @@ def convert(x: Array, src: str, dst: str) -> tuple[Array, str]:
     * integer -> integer: two's complement, through i32;
     * f64 -> f32/f16: clamp to +-FLT_MAX, round; f64 -> bf16: clamp to +-3.3895e38, round to
       float, then the scalar bfloat16 rounding (`bf16_odd_round`);
-    * f32/f16 -> bf16: round to nearest even, subnormals flushed (`bf16_rne_flush`);
+    * f32/f16 -> bf16: round to nearest even, subnormals flushed where the CPU has
+      AVX512_BF16 (`bf16_from_f32`);
     * on an AVX2 CPU (`bf16_held_in_f32`) -> bf16 is -> f32 (held so; a Result rounds);
     * integer -> float: the nearest float32 (-> bf16: `bf16_odd_round` of it, exact for
       i8/u8);
@@ -299,7 +316,7 @@ def convert(x: Array, src: str, dst: str) -> tuple[Array, str]:
             return to_f32(clamp_keep_nan(_floats64(x), -FLT_MAX, FLT_MAX)), held
         wide = np.asarray(x.astype(np.float32))  # f32, f16 and bf16 widen exactly
         if dst == "bf16":
-            return bf16_rne_flush(wide), held
+            return bf16_from_f32(wide), held
         return wide, held  # f32, f64 (held in f32)
     # integer -> float
     nearest = to_f32(x)

@@ -100,7 +100,11 @@ REDUCE_MEAN_1 = OpSpec(
     "ReduceMean",
     1,
     (KEEP_DIMS,),
-    dtypes=FLOAT_TYPES + INT_TYPES,
+    dtypes=FLOAT_TYPES + tuple(t for t in INT_TYPES if t != "boolean"),
+    dtype_refusal=(
+        "openvino refuses it when it reads the model: 'Element type of data input must be "
+        "numeric. Got: boolean'"
+    ),
     source="reduce-mean-1.rst; measured (irpool/families/reduce.py)",
     kind="family",
     path=REDUCE_MEAN,

@@ -88,6 +88,8 @@ class OpSpec:
     roundings: tuple[str, ...] = ("floor", "ceil")
     outputs: int = 1
     dtypes: tuple[str, ...] = ()
+    dtype_refusal: str = ""
+    """The runtime's own words when it refuses an element type outside `dtypes`."""
     divisor_override: Literal["full"] | None = None
     source: str = ""
     kind: Kind = "window"

@@ -125,3 +125,41 @@ def tf_pool(
     else:
         got = np.asarray(out.numpy())
     return np.ascontiguousarray(np.moveaxis(got, -1, 1))
+
+
+def openvino_torch(
+    function: str, kwargs: Mapping[str, Any], x: Array, xml_path: str
+) -> list[Array]:
+    """torch.nn.functional.<function>(x, **kwargs) as a module converted by openvino's PyTorch
+    front end (traced, static input shape), run on the CPU plugin; the converted model is saved
+    as IR at `xml_path` for irpool to read.  Converting takes seconds: cached by the call."""
+    torch = torch_rt.load()
+    ov = openvino_rt.load()
+    fn = getattr(torch.nn.functional, function)
+    call = dict(kwargs)
+
+    class Call(torch.nn.Module):  # type: ignore[misc, name-defined]
+        def forward(self, t: Any) -> Any:
+            out = fn(t, **call)
+            return out[0] if isinstance(out, tuple) else out
+
+    key = ("torch:" + repr((function, sorted(call.items()), x.shape, x.dtype.name))).encode()
+    model = _CONVERTED.get(key)
+    if model is None:
+        with torch_rt.quiet():
+            model = ov.convert_model(
+                Call(), example_input=_to_torch(torch, x), input=[(list(x.shape), _ov_type(ov, x))]
+            )
+        _CONVERTED[key] = model
+        if len(_CONVERTED) > 16:
+            _CONVERTED.popitem(last=False)
+    ov.save_model(model, xml_path, compress_to_fp16=False)
+    compiled = _compiled(key, lambda: model)
+    return openvino_rt.infer(compiled, [x])
+
+
+_CONVERTED: OrderedDict[bytes, Any] = OrderedDict()
+
+
+def _ov_type(ov: Any, x: Array) -> Any:
+    return {"float32": ov.Type.f32, "float16": ov.Type.f16, "float64": ov.Type.f64}[x.dtype.name]

@@ -46,10 +46,14 @@ def probe_tensors(
 
 
 def known_wrong(
-    op: str, attrs: Mapping[str, Any], input_shape: tuple[int, ...], has_nan: bool = False
+    op: str,
+    attrs: Mapping[str, Any],
+    input_shape: tuple[int, ...],
+    has_nan: bool = False,
+    since: int | None = None,
 ) -> str | None:
-    """Why onnx's reference evaluator is known to get this node (of op type `op`) wrong, or
-    None."""
+    """Why onnx's reference evaluator is known to get this node (of op type `op`, of the
+    version first in opset `since`) wrong, or None."""
     from ..ops import REGISTRY
 
     spec = REGISTRY.versions("ai.onnx", op)
@@ -62,6 +66,16 @@ def known_wrong(
     pads = list(attrs.get("pads") or [0] * (2 * rank))
     auto = attrs.get("auto_pad", "NOTSET")
     ceil = bool(attrs.get("ceil_mode", 0))
+    padded = any(pads) or auto in ("SAME_UPPER", "SAME_LOWER")
+    if not is_max and since is not None and since < 7 and padded:
+        # AveragePool-1 has no count_include_pad: its text excludes the padding (as
+        # onnxruntime's and irpool's AveragePool-7 default do); onnx 1.23's evaluator divides
+        # every window by the whole kernel (measured: 16 of 24 cells of a 3x3, stride 2, pads 1
+        # pool on [1,1,7,11])
+        return (
+            "AveragePool-1 excludes the padding; the evaluator divides padded windows by the "
+            "whole kernel"
+        )
     if auto in ("SAME_UPPER", "SAME_LOWER") and ceil:
         return "D5: the reference refuses ceil_mode with auto_pad"
     if auto in ("SAME_UPPER", "SAME_LOWER") and any(d > 1 for d in dilations):

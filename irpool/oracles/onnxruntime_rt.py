@@ -84,7 +84,10 @@ def session(model: Any, threads: int | None = None, spin: bool = True) -> Any:
         options.intra_op_num_threads = threads
     if not spin:
         options.add_session_config_entry("session.intra_op.allow_spinning", "0")
-    options.log_severity_level = 3
+    # fatal only: onnxruntime logs a failed kernel on stderr itself (a second line besides
+    # irpool's one-line error); irpool reports the failure in its own words
+    options.log_severity_level = 4
+    ort.set_default_logger_severity(4)
     if not isinstance(model, (bytes, str)) and model.ir_version > MAX_IR_VERSION:
         # onnx writes IR versions newer than onnxruntime reads; the pooling ops are unchanged
         model = _copy(model)

@@ -282,19 +282,46 @@ def _fit(model: Any, inputs: Mapping[str, np.ndarray]) -> None:
         model.reshape(new)
 
 
+def default_precision() -> tuple[str, str]:
+    """The CPU plugin's own INFERENCE_PRECISION_HINT on this machine, and why: bf16 where the
+    CPU has AVX512_BF16 or AMX (the plugin's OPTIMIZATION_CAPABILITIES name BF16), else f32."""
+    raw = core().get_property("CPU", "INFERENCE_PRECISION_HINT")
+    name = raw.get_type_name() if hasattr(raw, "get_type_name") else str(raw)
+    try:
+        caps = [str(c).upper() for c in core().get_property("CPU", "OPTIMIZATION_CAPABILITIES")]
+    except Exception:  # pragma: no cover - a plugin without the property
+        caps = []
+    why = (
+        "the CPU plugin's default on this machine: its CPU has AVX512_BF16 or AMX"
+        if "BF16" in caps
+        else "the CPU plugin's default on this machine: no AVX512_BF16 or AMX"
+    )
+    return name, why
+
+
+def final_outputs(path: str, inputs: Mapping[str, np.ndarray], precision: str) -> list[np.ndarray]:
+    """The model's own outputs, run as it is (no probe)."""
+    finals: list[np.ndarray] = []
+    probe(read_path(path), [], inputs, precision, finals=finals)
+    return finals
+
+
 def probe(
     model: Any,
     taps: Sequence[Any],
     inputs: Mapping[str, np.ndarray],
     precision: str = DEFAULT_PRECISION,
     held: Sequence[bool] | None = None,
+    finals: list[np.ndarray] | None = None,
 ) -> list[np.ndarray]:
     """The one openvino probe: run `model` once, with each of `taps` (outputs of its ops) made
     an output of the model too, and return their values in order.  `held[i]` reads tap i as
     the value the plugin holds (see _read_held).  The model's Parameters take their inputs by
     friendly name or any tensor name of theirs; a missing one is a UsageError naming it.
-    The model is changed (its extra outputs stay)."""
+    The model is changed (its extra outputs stay).  `finals` receives the model's own outputs
+    of that run."""
     _fit(model, inputs)
+    own = len(model.get_results())
     shown = [_read_held(tap) if held is not None and held[i] else tap for i, tap in enumerate(taps)]
     if shown:
         model.add_outputs(shown)
@@ -313,6 +340,8 @@ def probe(
             )
         request.set_tensor(param.output(0), to_tensor(inputs[key]))
     request.infer()
+    if finals is not None:
+        finals.extend(from_tensor(request.get_output_tensor(i)) for i in range(own))
     return [from_tensor(request.get_output_tensor(position[_source_key(o)])) for o in shown]
 
 
@@ -342,6 +371,7 @@ def probe_layers(
     skipped: dict[str, str] | None = None,
     outputs: bool = True,
     instead: Mapping[str, str] | None = None,
+    finals: list[np.ndarray] | None = None,
 ) -> tuple[dict[str, tuple[list[np.ndarray], list[np.ndarray]]], list[str]]:
     """Run the model at `path` once and return, for every named layer that openvino's graph
     still has, (its input tensors, its output tensors); and the names it does not have
@@ -385,7 +415,7 @@ def probe_layers(
     flags: list[bool] = []
     for ins, outs in wanted.values():
         flags += [held and precision == "f32"] * len(ins) + [False] * len(outs)
-    values = iter(probe(model, taps, inputs, precision, flags))
+    values = iter(probe(model, taps, inputs, precision, flags, finals))
     found = {}
     for name, (ins, outs) in wanted.items():
         found[name] = ([next(values) for _ in ins], [next(values) for _ in outs])
