@@ -315,6 +315,33 @@ def random_inputs_of_shapes(
     return dict(zip(names, arrays, strict=True))
 
 
+def _chosen(
+    graph: Graph,
+    pooling: list[PoolingLayer],
+    like: list[tuple[Layer, Any]],
+    layers: list[str] | None,
+) -> tuple[list[PoolingLayer], list[tuple[Layer, Any]]]:
+    """The windowed and pooling-like layers `layers` names (all without it); a usage error
+    naming the known ones for a name none of them has."""
+    if not layers:
+        return pooling, like
+    unknown = [
+        n
+        for n in layers
+        if not any(selects(pl.layer, n) for pl in pooling)
+        and not any(selects(la, n) for la, _ in like)
+    ]
+    if unknown:
+        known = [pl.layer.label for pl in pooling] + [la.label for la, _ in like]
+        raise UsageError(
+            f"no pooling layer {', '.join(map(repr, unknown))}; pooling layers: "
+            f"{', '.join(known) or 'none'}",
+            Where(file=graph.path),
+        )
+    windows = [pl for pl in pooling if any(selects(pl.layer, n) for n in layers)]
+    return windows, [(la, kind) for la, kind in like if any(selects(la, n) for n in layers)]
+
+
 def audit_ir(
     graph: Graph,
     inputs: Mapping[str, Array] | None = None,
@@ -344,23 +371,7 @@ def audit_ir(
 
         inputs = random_inputs(graph, seed, low, high)
     like = [(la, kind) for la in graph.topological() if (kind := pooling_like(la.type))]
-    windows = pooling
-    if layers:
-        unknown = [
-            n
-            for n in layers
-            if not any(selects(pl.layer, n) for pl in pooling)
-            and not any(selects(la, n) for la, _ in like)
-        ]
-        if unknown:
-            known = [pl.layer.label for pl in pooling] + [la.label for la, _ in like]
-            raise UsageError(
-                f"no pooling layer {', '.join(map(repr, unknown))}; pooling layers: "
-                f"{', '.join(known) or 'none'}",
-                Where(file=graph.path),
-            )
-        windows = [pl for pl in pooling if any(selects(pl.layer, n) for n in layers)]
-        like = [(la, kind) for la, kind in like if any(selects(la, n) for n in layers)]
+    windows, like = _chosen(graph, pooling, like, layers)
     names = [pl.layer.name for pl in windows if pl.layer.name]
     names += [la.name for la, _ in like if la.name]
     with refusals("openvino", graph.path):
