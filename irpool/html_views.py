@@ -280,6 +280,14 @@ def _output_view(
     )
 
 
+def _for_a_reader(text: str) -> str:
+    """The CLI's diagnosis sentence without Python's notation: cells written as [3] or [1, 2]
+    instead of tuples (3,) and (1, 2), quotes around rule names dropped."""
+    text = re.sub(r"\[((?:\(\d+(?:, \d+)*,?\)(?:, )?)+)\]", lambda m: m[1], text)
+    text = re.sub(r"\((\d+(?:, \d+)*),?\)", r"[\1]", text)
+    return re.sub(r"'([a-z_]+)'", r"\1", text)
+
+
 def _from_compare(report: Report) -> PageView:
     oracle = str(report.get("oracle", ""))
     who = _oracle_name(oracle)
@@ -295,7 +303,7 @@ def _from_compare(report: Report) -> PageView:
         ]
         explanations = []
         if diagnosis.get("text"):
-            explanations.append(("diagnosis", str(diagnosis["text"])))
+            explanations.append(("diagnosis", _for_a_reader(str(diagnosis["text"]))))
         matching = list(diagnosis.get("matching_conventions") or [])
         other = next((m for m in matching if m != convention), natural)
         plans = entry.get("plans") or {}
