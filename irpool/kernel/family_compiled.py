@@ -5,10 +5,6 @@ compiled kernels are tested against (tests/test_family_compiled.py)."""
 
 from __future__ import annotations
 
-import importlib
-import os
-import sys
-import threading
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -23,6 +19,7 @@ from ..families.reduce import ReducePlan
 from ..families.unpool import UnpoolPlan
 from ..geometry import PoolPlan
 from .adaptive import _compute_input, _divide, _positions, store_rounded
+from .compiled import NumbaModule
 from .family import execute
 from .reduction import LOWEST32, _bf16_half_up_if_odd, _scalar_mask, _to_float32
 
@@ -68,25 +65,8 @@ def _compiled(plan: FamilyPlan, threads: int) -> Kernel:
     raise UsageError(f"no compiled kernel for {type(plan).__name__}")
 
 
-_MODULE: list[Any] = []
-_LOCK = threading.Lock()
-
-
-def kernels() -> Any:
-    """numba_family (imports numba), with numba's disk cache where it has a place for it."""
-    if not _MODULE:
-        with _LOCK:
-            if not _MODULE:
-                try:
-                    module = importlib.import_module(f"{__package__}.numba_family")
-                except RuntimeError as e:
-                    if "no locator available" not in str(e):
-                        raise
-                    sys.modules.pop(f"{__package__}.numba_family", None)
-                    os.environ["IRPOOL_NUMBA_CACHE"] = "0"
-                    module = importlib.import_module(f"{__package__}.numba_family")
-                _MODULE.append(module)
-    return _MODULE[0]
+kernels = NumbaModule("numba_family")
+"""numba_family, imported on first use (as compiled.py's kernels)."""
 
 
 # -- reductions -------------------------------------------------------------------------------
