@@ -79,6 +79,25 @@ def _graph_of(model: Model) -> Iterator[Graph]:
         yield load(path)
 
 
+@contextmanager
+def _full_model(
+    model: Model,
+    inputs: Inputs,
+    input_shapes: Mapping[str, Sequence[int]] | Sequence[int] | None,
+    draws: tuple[int, float, float, bool],
+    command: str,
+) -> Iterator[tuple[Graph, dict[str, Any]]]:
+    """The Graph of a full model (`command` refuses a file of layer fragments), reshaped to
+    `input_shapes`, and its inputs: the given ones, or drawn from `draws` (seed, low, high,
+    cast)."""
+    with _graph_of(model) as graph:
+        if graph.fragment:
+            raise UsageError(f"model: a file of layer fragments; {command}")
+        graph = reshaped(graph, _shapes(input_shapes))
+        arrays, _ = draw(graph, _given(inputs), *draws)
+        yield graph, arrays
+
+
 def _given(inputs: Inputs, limit: int | None = None) -> Given | None:
     """The arrays of `inputs` (see Inputs) as the command line's -i gives them."""
     if inputs is None:
@@ -233,11 +252,9 @@ def compare(
     Returns a CompareReport: `.passed`, `.layers` (per layer its outputs' metrics and the
     diagnosis), `.to_json()` (schema irpool.compare/1)."""
     _tolerances(atol, rtol)
-    with _graph_of(model) as graph:
-        if graph.fragment:
-            raise UsageError("model: a file of layer fragments; compare needs a full net")
-        graph = reshaped(graph, _shapes(input_shapes))
-        arrays, _ = draw(graph, _given(inputs), seed, low, high, cast)
+    draws = (seed, low, high, cast)
+    with _full_model(model, inputs, input_shapes, draws, "compare needs a full net") as full:
+        graph, arrays = full
         return compare_model(
             graph,
             arrays,
@@ -308,7 +325,7 @@ def convert_report(
     An ONNX model (a .onnx path, an onnx.ModelProto, or a Graph of one) gets the ONNX report
     (`ConvertReport`: `.same`, `.nodes`, `.to_json()`, schema irpool.convert-report/2); any
     other model (PyTorch, TensorFlow, an IR) goes to irpool's audit of source models when this
-    irpool has it (`irpool.audit.convert_report`, with `source` its own options).
+    irpool has it (`irpool.audit_ir.convert_report`, with `source` its own options).
 
     Tolerances: 0 for ONNX by default (float means get their summation-order allowance unless
     `exact`); 1e-6 and 1e-5 for the other models (`irpool.audit.AUDIT_TOLERANCE`), whose
@@ -330,7 +347,7 @@ def convert_report(
             cast,
         )
     from .audit import AUDIT_TOLERANCE
-    from .audit import convert_report as audit
+    from .audit_ir import convert_report as audit
 
     if layers is not None:
         raise UsageError("layers: the audit of a PyTorch, TensorFlow or IR model reports every op")

@@ -15,42 +15,20 @@ from typing import IO, Any
 import numpy as np
 import numpy.typing as npt
 
-from .env import env_int
-from .errors import InputError, LimitError, Where, option
+from .errors import InputError, Where
 from .files import atomic_write
 from .frontends.safe_io import read_regular_file
-from .model import dims_text, numpy_dtype
+from .limits import DEFAULT_MAX_ELEMENTS as DEFAULT_MAX_ELEMENTS
+from .limits import check_elements as check_elements
+from .limits import max_elements as max_elements
+from .model import numpy_dtype
 
 Array = npt.NDArray[Any]
-
-DEFAULT_MAX_ELEMENTS = 1 << 30
-"""Largest array (input, output or intermediate) irpool allocates: 2^30 elements.
-`--max-elements` or IRPOOL_MAX_ELEMENTS change it."""
 
 DTYPES_KEY = "__irpool_dtypes__"
 """Entry of an .npz written by irpool that records dtypes numpy cannot (bfloat16)."""
 
 MAX_NPY_BYTES = 1 << 36
-
-
-def max_elements(override: int | None = None) -> int:
-    if override is not None:
-        return override
-    return env_int("IRPOOL_MAX_ELEMENTS", DEFAULT_MAX_ELEMENTS)
-
-
-def check_elements(
-    shape: tuple[int, ...], what: str, limit: int | None = None, where: Where | None = None
-) -> None:
-    """Refuse, before anything is allocated, an array larger than the limit."""
-    count = math.prod(shape)
-    cap = max_elements(limit)
-    if count > cap:
-        raise LimitError(
-            f"{what} has shape {dims_text(shape)} = {count} elements, above the limit of {cap} "
-            f"({option('max_elements')} or IRPOOL_MAX_ELEMENTS raise it)",
-            where,
-        )
 
 
 def mismatches(

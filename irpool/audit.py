@@ -526,55 +526,6 @@ def _as_array(value: Any) -> Array:
     return np.asarray(value)
 
 
-def convert_report(
-    model: Any,
-    example_inputs: Any = None,
-    route: str = "trace",
-    atol: float = AUDIT_TOLERANCE[0],
-    rtol: float = AUDIT_TOLERANCE[1],
-) -> AuditReport:
-    """The Python API: audit openvino's conversion of a live torch.nn.Module (ExportedProgram,
-    ScriptModule), a Keras model, or a model file (.pt2, .pt, .keras, a SavedModel directory,
-    an IR .xml), on `example_inputs` (an array or tensor, a tuple of them, or a dict by input
-    name; random when None).  For a live module `route` chooses how openvino gets it: 'trace'
-    (what ov.convert_model(module, example_input=...) does) or 'export' (torch.export).
-    Returns the report `irpool convert-report` prints (`format_report`, `to_json`)."""
-    if isinstance(model, (str, os.PathLike)):
-        path = os.fspath(model)
-        kind = source_kind(path)
-        if kind == "ir":
-            from .api import load
-            from .audit_ir import audit_ir
-
-            graph = load(path)
-            arrays = (
-                _examples(example_inputs, _ir_inputs(graph)) if example_inputs is not None else None
-            )
-            return audit_ir(graph, arrays, atol=atol, rtol=rtol)
-        if kind == "tf":
-            return audit_tf(path, example_inputs, atol=atol, rtol=rtol)
-        if kind == "torch":
-            return audit_torch(path, example_inputs, atol=atol, rtol=rtol)
-        raise UsageError(
-            "convert_report takes a .pt2, TorchScript, .keras, SavedModel or IR model; "
-            "for .onnx use `irpool convert-report` (ONNX report)",
-            Where(file=path),
-        )
-    if _is_keras(model):
-        return audit_tf(model, example_inputs, atol=atol, rtol=rtol)
-    return audit_torch(model, example_inputs, atol=atol, rtol=rtol, route=route)
-
-
-def _is_keras(model: Any) -> bool:
-    return any(c.__module__.split(".")[0] in ("keras", "tf_keras") for c in type(model).__mro__)
-
-
-def _ir_inputs(graph: Any) -> list[str]:
-    from .run import parameters
-
-    return [la.name or la.label for la in parameters(graph)]
-
-
 # -- output -----------------------------------------------------------------------------------
 
 

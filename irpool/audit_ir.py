@@ -20,6 +20,7 @@ Result names (`<tensor>/sink_port_0` from the ONNX front end, `output_N`, `keras
 
 from __future__ import annotations
 
+import os
 import re
 import shlex
 from collections.abc import Mapping
@@ -28,14 +29,26 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from .audit import AUDIT_TOLERANCE, AuditReport, OpAudit, SourceGuess, differing_values
+from .audit import (
+    AUDIT_TOLERANCE,
+    AuditReport,
+    OpAudit,
+    SourceGuess,
+    _examples,
+    audit_tf,
+    audit_torch,
+    differing_values,
+    source_kind,
+)
 from .compare import _values_of, compare_arrays, mismatch_cells, selects
 from .errors import IrpoolError, OracleMissing, UsageError, Where
+from .frontends import ir_xml
 from .model import Graph, Layer
 from .ops import REGISTRY
 from .ops import tensorflow as tf_ops
 from .ops import torch as torch_ops
 from .ops.openvino import pooling_like
+from .run import parameters
 from .shapes import PoolingLayer, infer
 from .source_ops import FRAMEWORK_TITLES, IrLayer
 
@@ -302,6 +315,33 @@ def random_inputs_of_shapes(
     return dict(zip(names, arrays, strict=True))
 
 
+def _chosen(
+    graph: Graph,
+    pooling: list[PoolingLayer],
+    like: list[tuple[Layer, Any]],
+    layers: list[str] | None,
+) -> tuple[list[PoolingLayer], list[tuple[Layer, Any]]]:
+    """The windowed and pooling-like layers `layers` names (all without it); a usage error
+    naming the known ones for a name none of them has."""
+    if not layers:
+        return pooling, like
+    unknown = [
+        n
+        for n in layers
+        if not any(selects(pl.layer, n) for pl in pooling)
+        and not any(selects(la, n) for la, _ in like)
+    ]
+    if unknown:
+        known = [pl.layer.label for pl in pooling] + [la.label for la, _ in like]
+        raise UsageError(
+            f"no pooling layer {', '.join(map(repr, unknown))}; pooling layers: "
+            f"{', '.join(known) or 'none'}",
+            Where(file=graph.path),
+        )
+    windows = [pl for pl in pooling if any(selects(pl.layer, n) for n in layers)]
+    return windows, [(la, kind) for la, kind in like if any(selects(la, n) for n in layers)]
+
+
 def audit_ir(
     graph: Graph,
     inputs: Mapping[str, Array] | None = None,
@@ -331,23 +371,7 @@ def audit_ir(
 
         inputs = random_inputs(graph, seed, low, high)
     like = [(la, kind) for la in graph.topological() if (kind := pooling_like(la.type))]
-    windows = pooling
-    if layers:
-        unknown = [
-            n
-            for n in layers
-            if not any(selects(pl.layer, n) for pl in pooling)
-            and not any(selects(la, n) for la, _ in like)
-        ]
-        if unknown:
-            known = [pl.layer.label for pl in pooling] + [la.label for la, _ in like]
-            raise UsageError(
-                f"no pooling layer {', '.join(map(repr, unknown))}; pooling layers: "
-                f"{', '.join(known) or 'none'}",
-                Where(file=graph.path),
-            )
-        windows = [pl for pl in pooling if any(selects(pl.layer, n) for n in layers)]
-        like = [(la, kind) for la, kind in like if any(selects(la, n) for n in layers)]
+    windows, like = _chosen(graph, pooling, like, layers)
     names = [pl.layer.name for pl in windows if pl.layer.name]
     names += [la.name for la, _ in like if la.name]
     with refusals("openvino", graph.path):
@@ -424,3 +448,50 @@ def compare_lines(
         else f"every pooling layer computes what {title} would"
     )
     return guess, [head, *lines], records
+
+
+# -- convert_report on any model but ONNX -------------------------------------------------
+
+
+def convert_report(
+    model: Any,
+    example_inputs: Any = None,
+    route: str = "trace",
+    atol: float = AUDIT_TOLERANCE[0],
+    rtol: float = AUDIT_TOLERANCE[1],
+) -> AuditReport:
+    """The Python API: audit openvino's conversion of a live torch.nn.Module (ExportedProgram,
+    ScriptModule), a Keras model, or a model file (.pt2, .pt, .keras, a SavedModel directory,
+    an IR .xml), on `example_inputs` (an array or tensor, a tuple of them, or a dict by input
+    name; random when None).  For a live module `route` chooses how openvino gets it: 'trace'
+    (what ov.convert_model(module, example_input=...) does) or 'export' (torch.export).
+    Returns the report `irpool convert-report` prints (`format_report`, `to_json`)."""
+    if isinstance(model, (str, os.PathLike)):
+        path = os.fspath(model)
+        kind = source_kind(path)
+        if kind == "ir":
+            graph = ir_xml.load(path)
+            arrays = (
+                _examples(example_inputs, _ir_inputs(graph)) if example_inputs is not None else None
+            )
+            return audit_ir(graph, arrays, atol=atol, rtol=rtol)
+        if kind == "tf":
+            return audit_tf(path, example_inputs, atol=atol, rtol=rtol)
+        if kind == "torch":
+            return audit_torch(path, example_inputs, atol=atol, rtol=rtol)
+        raise UsageError(
+            "convert_report takes a .pt2, TorchScript, .keras, SavedModel or IR model; "
+            "for .onnx use `irpool convert-report` (ONNX report)",
+            Where(file=path),
+        )
+    if _is_keras(model):
+        return audit_tf(model, example_inputs, atol=atol, rtol=rtol)
+    return audit_torch(model, example_inputs, atol=atol, rtol=rtol, route=route)
+
+
+def _is_keras(model: Any) -> bool:
+    return any(c.__module__.split(".")[0] in ("keras", "tf_keras") for c in type(model).__mro__)
+
+
+def _ir_inputs(graph: Any) -> list[str]:
+    return [la.name or la.label for la in parameters(graph)]

@@ -10,7 +10,8 @@ from __future__ import annotations
 import argparse
 import os
 
-from .cli import EXIT_FINDING, EXIT_INTERNAL, EXIT_INVALID, EXIT_OK, EXIT_ORACLE, build_parser
+from .cli import build_parser
+from .cli_options import EXIT_FINDING, EXIT_INTERNAL, EXIT_INVALID, EXIT_OK, EXIT_ORACLE
 
 WIDTH = 100
 

@@ -9,361 +9,44 @@ known divergences are tried, and the report says which one reproduces openvino's
 
 from __future__ import annotations
 
-import math
-import sys
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
 from . import conventions as conv
-from .arrays import mismatches
 from .compare_lpt import LPT_DIAGNOSIS, compare_values, quantized_layers
+from .compare_report import SCHEMA as SCHEMA
+from .compare_report import CompareReport as CompareReport
+from .compare_report import Diagnosis as Diagnosis
+from .compare_report import LayerComparison as LayerComparison
+from .compare_report import ProbeEffect as ProbeEffect
+from .compare_report import Unrunnable as Unrunnable
+from .compare_report import _fmt as _fmt
+from .compare_report import _json_value as _json_value
+from .compare_report import conversion_record as conversion_record
+from .compare_report import format_report as format_report
+from .compare_report import outputs_json as outputs_json
+from .compare_report import probe_effect as probe_effect
+from .compare_report import progress_bar as progress_bar
+from .compare_report import to_json as to_json
+from .comparison import SUM_TOLERANCE as SUM_TOLERANCE
+from .comparison import OutputComparison as OutputComparison
+from .comparison import compare_arrays as compare_arrays
+from .comparison import mismatch_cells as mismatch_cells
+from .comparison import mismatch_map as mismatch_map
+from .comparison import rounding_bound as rounding_bound
 from .errors import IrpoolError, OracleRefused, Where
 from .families import FamilyPlan
-from .geometry import PoolPlan, for_dtype
-from .kernel import pool
+from .geometry import PoolPlan
 from .model import Graph, Layer, format_shape, shape_of
 from .oracles import openvino_rt, refusals
 from .run import declared, pool_held, run_qlinear
-from .schemas import document
 from .shapes import PoolingLayer, infer, pooling_layer
 from .skipped import Skipped, skipped_layers
 
 Array = npt.NDArray[Any]
-SCHEMA = "irpool.compare/1"
-
-
-@dataclass
-class OutputComparison:
-    """One output of one layer: irpool against openvino."""
-
-    name: str
-    dtype: str
-    declared: str
-    inferred: str
-    produced: str
-    computed: str
-    exact: bool
-    max_abs: float = 0.0
-    max_rel: float = 0.0
-    max_ulp: float | None = None
-    mismatches: int = 0
-    size: int = 0
-    worst_index: tuple[int, ...] | None = None
-    worst_irpool: Any = None
-    worst_openvino: Any = None
-    min_atol: float = 0.0
-    min_rtol: float = 0.0
-    nan_mismatches: int = 0
-    inf_mismatches: int = 0
-    passed: bool = True
-    shape_ok: bool = True
-    rounding: int = 0
-    """Values that differ, but by no more than two summation orders can (see rounding_bound)."""
-    rounding_share: float | None = None
-    """The largest difference as a share of that bound (None: no bound applied)."""
-    mismatch_map: dict[str, Any] | None = None
-    """Where the differing values are over the output's spatial cells (see mismatch_map)."""
-
-
-@dataclass
-class Diagnosis:
-    matches: list[str]
-    divergences: list[str]
-    cells: list[tuple[int, ...]]
-    text: str
-
-
-@dataclass
-class LayerComparison:
-    layer: str
-    layer_id: int | None
-    op: str
-    line: int | None
-    convention: str
-    outputs: list[OutputComparison] = field(default_factory=list)
-    passed: bool = True
-    error: str | None = None
-    diagnosis: Diagnosis | None = None
-    notes: list[str] = field(default_factory=list)
-    attributes: dict[str, str] = field(default_factory=dict)
-    """The layer's attributes as written in the model."""
-    plans: dict[str, Any] = field(default_factory=dict)
-    """The layer under each convention on its actual input: the plan's switches (plan_to_json)
-    with the output shape, or {"refuses": why}."""
-    reference_bug: str | None = None
-    """The values differ from onnx's reference evaluator's where that evaluator is known to be
-    wrong (the bug): the layer counts as passed, flagged so."""
-
-
-@dataclass
-class ProbeEffect:
-    """The model's final outputs with the probe (the outputs compare adds on every compared
-    layer) against the same run without it: a probe that changes them no longer observes the
-    model as deployed."""
-
-    compared: int
-    moved: int
-    max_abs: float
-    layers: list[str] = field(default_factory=list)
-    """The compared layers whose tensors, asked for alone, move the final outputs."""
-
-    @property
-    def text(self) -> str:
-        if not self.moved:
-            return (
-                f"probe: the model's final outputs are the same with and without the probe "
-                f"({self.compared} values, bit for bit)"
-            )
-        return (
-            f"probe: asking openvino for the compared layers' tensors changed what it runs: "
-            f"{self.moved} of the model's {self.compared} final output values moved (max abs "
-            f"{_fmt(self.max_abs)}); "
-            + (
-                f"asked for alone, the tensors of {', '.join(repr(n) for n in self.layers)} "
-                "do it: those results describe a probed execution, not the deployed one"
-                if self.layers
-                else "no single layer's tensors do it alone: every layer result above "
-                "describes that probed execution"
-            )
-        )
-
-
-def probe_effect(plain: list[Array], probed: list[Array]) -> ProbeEffect:
-    moved, total, worst = 0, 0, 0.0
-    for a, b in zip(plain, probed, strict=False):
-        if a.shape != b.shape:
-            moved += int(max(a.size, b.size))
-            total += int(max(a.size, b.size))
-            continue
-        total += int(a.size)
-        if a.dtype.kind == "f" or b.dtype.kind == "f":
-            af, bf = a.astype(np.float64), b.astype(np.float64)
-            diff = ~((af == bf) | (np.isnan(af) & np.isnan(bf)))
-            if diff.any():
-                worst = max(worst, float(np.nanmax(np.abs(af - bf)[diff], initial=0.0)))
-        else:
-            diff = a != b
-        moved += int(diff.sum())
-    return ProbeEffect(total, moved, worst)
-
-
-class Unrunnable(Exception):
-    """No runtime runs the model: its pooling layers are reported as skipped."""
-
-
-@dataclass
-class CompareReport:
-    path: str
-    precision: str
-    openvino: str  # the oracle, described
-    convention: str
-    atol: float
-    rtol: float
-    layers: list[LayerComparison]
-    missing: list[str]
-    rounding: bool = False
-    """Whether float means may differ by summation-order rounding (ONNX models, without
-    `exact`)."""
-    skipped: list[Skipped] = field(default_factory=list)
-    """Pooling-like layers not compared (no entry in irpool), with the reason."""
-    format: str = "ir"
-    """The model's front end: ir or onnx (whose reports speak of nodes)."""
-    precision_reason: str | None = None
-    """Why openvino ran at `precision` (the plugin's default on this machine, or asked for)."""
-    probe: ProbeEffect | None = None
-    """Whether the probe changed what openvino computes (its final outputs), IR models."""
-
-    def to_json(self) -> dict[str, Any]:
-        """The report as `--json` prints it (schema irpool.compare/1)."""
-        return to_json(self)
-
-    @property
-    def runtime(self) -> str:
-        """The oracle's name: openvino, onnxruntime, or onnx-reference (onnx's evaluator)."""
-        if self.openvino.startswith("onnxruntime"):
-            return "onnxruntime"
-        if self.openvino.startswith("onnx "):
-            return "onnx-reference"
-        return "openvino"
-
-    @property
-    def passed(self) -> bool:
-        return all(layer.passed for layer in self.layers)
-
-    @property
-    def first_divergence(self) -> LayerComparison | None:
-        return next((layer for layer in self.layers if not layer.passed), None)
-
-
-def _spacing(b: Array) -> Array:
-    """The distance from each value of b to the next one of its type, as float64."""
-    if b.dtype.name == "bfloat16":
-        spacing = np.abs(b.astype(np.float64)) * 2.0**-7
-        return np.asarray(np.maximum(spacing, 2.0**-133))
-    with np.errstate(over="ignore", invalid="ignore"):
-        return np.asarray(np.abs(np.spacing(b)).astype(np.float64))
-
-
-def _ulp(a: Array, b: Array) -> Array:
-    """|a - b| in units in the last place of b's type (finite values; NaN elsewhere)."""
-    with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
-        return np.asarray(np.abs(a.astype(np.float64) - b.astype(np.float64)) / _spacing(b))
-
-
-SUM_TOLERANCE = "(taps + 1) * eps * max|x| of the window"
-"""How far two summation orders may take a float mean apart (see rounding_bound)."""
-
-
-def rounding_bound(p: PoolPlan, x: Array, expected: Array) -> Array | None:
-    """The largest difference two summation orders can make in each mean of plan `p`.
-
-    A window of n taps summed in any order is off the exact sum by at most (n - 1) * u * sum|x|
-    (u = eps / 2 of the type the sums run in), so two orders differ by at most
-    (n - 1) * eps * max|x| after the division by a divisor >= the taps inside; the two
-    divisions round once more each (1 eps * |mean|).  Bound: (taps + 1) * eps * max|x| over
-    the window, plus one unit in the last place of the output when it is narrower than the
-    sums (f16 means summed in float32 and rounded).  Measured against onnxruntime 1.32 (whose
-    MLAS kernels sum a window in another order than irpool): at most 0.21 of this bound over
-    1,050 random AveragePool nodes and the onnx package's real networks (shufflenet: 4 ulp).
-    None when the plan is not a float mean."""
-    floating = x.dtype.kind == "f" or x.dtype.name == "bfloat16"
-    if p.reduce != "mean" or not floating or expected.shape != p.output_shape:
-        return None
-    wide = np.dtype(np.float64) if x.dtype == np.float64 else np.dtype(np.float32)
-    taps = math.prod(a.window for a in p.axes)
-    try:
-        with np.errstate(invalid="ignore", over="ignore"):
-            largest_plan = for_dtype(replace(p, reduce="max", indices=False), wide)
-            largest, _ = pool(np.abs(x.astype(wide)), largest_plan)
-    except IrpoolError:
-        return None
-    with np.errstate(invalid="ignore", over="ignore"):
-        bound = (taps + 1) * float(np.finfo(wide).eps) * np.maximum(largest.astype(np.float64), 0)
-        if expected.dtype.itemsize < wide.itemsize:
-            bound = bound + _spacing(expected)
-    return np.asarray(bound)
-
-
-def compare_arrays(
-    name: str,
-    got: Array,
-    expected: Array,
-    atol: float,
-    rtol: float,
-    exact: bool,
-    allowance: Array | None = None,
-) -> OutputComparison:
-    """Metrics of irpool's output `got` against the oracle's `expected`.  `allowance` (per
-    element) is a difference accepted on top of atol/rtol: summation-order rounding."""
-    result = OutputComparison(
-        name=name,
-        dtype=str(expected.dtype),
-        declared="",
-        inferred="",
-        produced="[" + ",".join(map(str, expected.shape)) + "]",
-        computed="[" + ",".join(map(str, got.shape)) + "]",
-        exact=exact,
-        size=int(expected.size),
-    )
-    if got.shape != expected.shape:
-        result.shape_ok = False
-        result.passed = False
-        return result
-    if got.dtype != expected.dtype:
-        result.passed = False
-    g = got.astype(np.float64)
-    e = expected.astype(np.float64)
-    floating = expected.dtype.kind == "f" or expected.dtype.name == "bfloat16"
-    g_nan, e_nan = np.isnan(g), np.isnan(e)
-    g_inf, e_inf = np.isinf(g), np.isinf(e)
-    result.nan_mismatches = int(np.count_nonzero(g_nan != e_nan))
-    same_special = (g_nan & e_nan) | (g_inf & e_inf & (np.sign(g) == np.sign(e)))
-    finite = ~(g_nan | e_nan | g_inf | e_inf)
-    result.inf_mismatches = int(
-        np.count_nonzero((g_inf | e_inf) & ~same_special & ~(g_nan | e_nan))
-    )
-    # differences of finite pairs only: inf - inf and NaN never reach the arithmetic
-    diff = np.zeros(g.shape, np.float64)
-    np.subtract(g, e, out=diff, where=finite)
-    diff = np.abs(diff)
-    scale = np.where(finite & (e != 0), np.abs(e), 1.0)
-    rel = np.where(finite & (e != 0), diff / scale, 0.0)
-    if diff.size:
-        result.max_abs = float(diff.max())
-        result.max_rel = float(rel.max())
-        if floating:
-            ulp = np.zeros(g.shape, np.float64)
-            ulp[finite] = _ulp(got[finite], expected[finite])
-            result.max_ulp = float(ulp.max())
-    bad = mismatches(got, expected, atol, rtol, exact=exact)
-    if allowance is not None and diff.size:
-        with np.errstate(invalid="ignore", divide="ignore"):
-            covered = finite & (diff <= allowance)
-            share = np.where(finite & (diff > 0), diff / allowance, 0.0)
-        result.rounding = int(np.count_nonzero(bad & covered))
-        result.rounding_share = float(np.where(np.isnan(share), np.inf, share).max())
-        bad = bad & ~covered
-    result.mismatches = int(np.count_nonzero(bad))
-    result.mismatch_map = mismatch_map(bad)
-    if result.mismatches:
-        score = np.where(bad, np.where(finite, diff, np.inf), -1.0)
-        worst = np.unravel_index(int(np.argmax(score)), score.shape)
-        result.worst_index = tuple(int(i) for i in worst)
-        result.worst_irpool = got[worst].item() if hasattr(got[worst], "item") else got[worst]
-        result.worst_openvino = expected[worst].item()
-        result.passed = False
-    result.min_atol = result.max_abs
-    result.min_rtol = result.max_rel
-    return result
-
-
-MAP_CELLS = 4096
-"""Most cells a mismatch map lists one by one; beyond it a coarse map of blocks comes along."""
-
-
-def _coarse(counts: Array, limit: int) -> dict[str, Any]:
-    """Per block of cells, how many of them differ; blocks as small as keep at most `limit`."""
-    shape = counts.shape
-    factor = max(1, math.ceil((counts.size / limit) ** (1 / len(shape))))
-    while math.prod(math.ceil(n / factor) for n in shape) > limit:
-        factor += 1
-    block = [min(factor, n) for n in shape]
-    blocks = [math.ceil(n / b) for n, b in zip(shape, block, strict=True)]
-    pad = [(0, c * b - n) for n, b, c in zip(shape, block, blocks, strict=True)]
-    padded = np.pad((counts > 0).astype(np.int64), pad)
-    split: list[int] = []
-    for c, b in zip(blocks, block, strict=True):
-        split += [c, b]
-    sums = padded.reshape(split).sum(axis=tuple(range(1, 2 * len(shape), 2)))
-    return {"block": block, "shape": blocks, "differing": sums.tolist()}
-
-
-def mismatch_map(bad: Array, limit: int = MAP_CELLS) -> dict[str, Any] | None:
-    """Where an output (N, C, *spatial) differs, over its spatial cells: `shape` (spatial),
-    `planes` (N * C, folded into each cell), `differing_cells` (cells where a plane differs),
-    `cells` ([*index, planes differing there], C order, at most `limit`), `truncated`, and
-    past the limit `coarse` (per block of `block` cells, how many differ).  None for an output
-    without spatial axes, or one where nothing differs."""
-    if bad.ndim < 3 or not bad.any():
-        return None
-    spatial = bad.shape[2:]
-    planes = int(bad.shape[0] * bad.shape[1])
-    counts = bad.reshape((planes, *spatial)).sum(axis=0)
-    where = np.argwhere(counts > 0)
-    out: dict[str, Any] = {
-        "shape": [int(n) for n in spatial],
-        "planes": planes,
-        "differing_cells": len(where),
-        "cells": [[*map(int, idx), int(counts[tuple(idx)])] for idx in where[:limit]],
-        "truncated": len(where) > limit,
-    }
-    if len(where) > limit:
-        out["coarse"] = _coarse(counts, limit)
-    return out
 
 
 def layer_plans(pl: PoolingLayer, x: Array, indices_used: bool) -> dict[str, Any]:
@@ -490,18 +173,6 @@ def name_divergences(used: PoolPlan, matching: PoolPlan, x: Array) -> list[str]:
     from . import divergences
 
     return divergences.between(used, matching, x)
-
-
-def mismatch_cells(got: Array, expected: Array, limit: int = 8) -> list[tuple[int, ...]]:
-    """The first spatial positions (batch and channel dropped, each position once) where two
-    outputs of the same shape differ."""
-    if got.shape != expected.shape:
-        return []
-    if got.ndim <= 2:
-        return []
-    bad = mismatches(got, expected, exact=True)
-    spatial = bad.reshape((-1, *bad.shape[2:])).any(axis=0)
-    return [tuple(int(v) for v in idx) for idx in np.argwhere(spatial)[:limit]]
 
 
 def diagnose(
@@ -831,12 +502,6 @@ def select_layers(
     return pick(pooling, layers, find_all(graph, names, layers))
 
 
-def _fmt(value: float | None) -> str:
-    if value is None:
-        return "-"
-    return f"{value:.3g}"
-
-
 def _probe_onnx(
     graph: Graph,
     pooling: list[PoolingLayer],
@@ -891,199 +556,3 @@ def _probe_onnx(
         outs = [tensors[p.names[0]] for p in pl.layer.outputs if p.names]
         found[pl.layer.name or pl.layer.label] = (ins, outs)
     return found, []
-
-
-def format_report(report: CompareReport) -> str:
-    allowed = (
-        f"; float means also within summation-order rounding, {SUM_TOLERANCE}"
-        if report.rounding
-        else ""
-    )
-    why = f" ({report.precision_reason})" if report.precision_reason else ""
-    lines = [
-        f"{report.path}: {report.openvino}{why}; irpool convention {report.convention}; "
-        f"tolerance atol={report.atol:g} rtol={report.rtol:g} (indices exact{allowed})"
-    ]
-    who = {"onnx-reference": "reference"}.get(report.runtime, report.runtime)
-    word = "node" if report.format == "onnx" else "layer"
-    for layer in report.layers:
-        status = "ok  " if layer.passed else "DIFF"
-        if layer.reference_bug:
-            status = "BUG "  # the reference evaluator's, not irpool's
-        where = f"{report.path}:{layer.line}" if layer.line is not None else report.path
-        lines.append(f'  {status}  {where}: {word} "{layer.layer}" ({layer.op})')
-        if layer.error:
-            lines.append(f"          irpool refuses the {word}: {layer.error}")
-        for o in layer.outputs:
-            shapes = (
-                f"declared {o.declared}, irpool {o.inferred}, {who} {o.produced}"
-                if o.name == "values"
-                else f"{who} {o.produced}"
-            )
-            line = f"          {o.name}: {o.dtype} {shapes}"
-            if o.shape_ok:
-                line += (
-                    f"; max abs {_fmt(o.max_abs)}, rel {_fmt(o.max_rel)}"
-                    + (f", ulp {_fmt(o.max_ulp)}" if o.max_ulp is not None else "")
-                    + f"; {o.mismatches}/{o.size} differ"
-                )
-                if o.rounding:
-                    line += (
-                        f" (and {o.rounding} by summation-order rounding, at most "
-                        f"{_fmt(o.rounding_share)} of the bound)"
-                    )
-                if o.nan_mismatches or o.inf_mismatches:
-                    line += (
-                        f"; NaN mismatches {o.nan_mismatches}, Inf mismatches {o.inf_mismatches}"
-                    )
-            else:
-                line += f"; irpool computes {o.computed}"
-            lines.append(line)
-            if o.worst_index is not None:
-                lines.append(
-                    f"            worst at {list(o.worst_index)}: irpool {o.worst_irpool!r}, "
-                    f"{who} {o.worst_openvino!r}; passes with atol >= {_fmt(o.min_atol)} "
-                    f"or rtol >= {_fmt(o.min_rtol)}"
-                )
-        for note in layer.notes:
-            lines.append(f"          note: {note}")
-        if layer.diagnosis:
-            lines.append(f"          diagnosis: {layer.diagnosis.text}")
-    for name in report.missing:
-        lines.append(f'  skip  {word} "{name}": not in {who}\'s model (it reaches no output)')
-    for sk in report.skipped:
-        where = f"{report.path}:{sk.line}" if sk.line is not None else report.path
-        lines.append(f'  skip  {where}: {word} "{sk.layer}" ({sk.op}): not compared: {sk.reason}')
-    if report.probe is not None:
-        lines.append(f"  {report.probe.text}")
-    n_bad = sum(1 for layer in report.layers if not layer.passed)
-    n_skipped = len(report.missing) + len(report.skipped)
-    summary = (
-        f"{report.path}: {len(report.layers)} pooling {word}(s) compared, {n_bad} differ, "
-        f"{n_skipped} skipped"
-    )
-    n_bug = sum(1 for layer in report.layers if layer.reference_bug)
-    if n_bug:
-        summary += (
-            f"; {n_bug} {word}(s) differ only where onnx's reference evaluator is known to be "
-            "wrong (BUG: the evaluator's)"
-        )
-    first = report.first_divergence
-    if first is not None:
-        summary += f'; first diverging {word} in topological order: "{first.layer}"'
-    lines.append(summary)
-    return "\n".join(lines)
-
-
-def _json_value(v: Any) -> Any:
-    if isinstance(v, tuple):
-        return list(v)
-    if isinstance(v, float) and not math.isfinite(v):
-        return str(v)
-    if isinstance(v, (np.floating, np.integer)):
-        return _json_value(v.item())
-    return v
-
-
-def outputs_json(outputs: Any) -> list[dict[str, Any]]:
-    """Per-output comparison records as JSON objects (non-finite numbers as strings; a
-    mismatch map only where values differ)."""
-    records = []
-    for o in outputs:
-        record = {
-            k: _json_value(v)
-            for k, v in o.__dict__.items()
-            if not (k == "mismatch_map" and v is None)
-        }
-        record["worst_oracle"] = record["worst_openvino"]  # the neutral name of the same value
-        records.append(record)
-    return records
-
-
-def conversion_record(c: OutputComparison, other: str) -> dict[str, Any]:
-    """One output of a converted op as its report writes it (values not yet JSON-safe):
-    openvino's values against `other`'s ("onnx" in convert-report, "source" in the audit of
-    a PyTorch or TensorFlow model)."""
-    return {
-        "output": c.name,
-        "tensor": c.declared,
-        "dtype": c.dtype,
-        "openvino_shape": c.computed,
-        f"{other}_shape": c.produced,
-        "same": c.passed,
-        "exact": c.exact,
-        "differing": c.mismatches,
-        "size": c.size,
-        "max_abs": c.max_abs,
-        "max_rel": c.max_rel,
-        "max_ulp": c.max_ulp,
-        "worst_index": c.worst_index,
-        "worst_openvino": c.worst_irpool,
-        f"worst_{other}": c.worst_openvino,
-        "nan_mismatches": c.nan_mismatches,
-        "inf_mismatches": c.inf_mismatches,
-    }
-
-
-def to_json(report: CompareReport) -> dict[str, Any]:
-    return {
-        **document(SCHEMA, report.path),
-        "format": report.format,
-        "oracle": report.openvino,
-        "runtime": report.runtime,
-        "device": "CPU",
-        "inference_precision_hint": report.precision if report.runtime == "openvino" else None,
-        "inference_precision_reason": report.precision_reason,
-        "probe": None
-        if report.probe is None
-        else {
-            "final_values": report.probe.compared,
-            "final_values_moved": report.probe.moved,
-            "max_abs": report.probe.max_abs,
-        },
-        "convention": report.convention,
-        "atol": report.atol,
-        "rtol": report.rtol,
-        "summation_rounding": SUM_TOLERANCE if report.rounding else None,
-        "passed": report.passed,
-        "first_diverging_layer": report.first_divergence.layer if report.first_divergence else None,
-        "missing_in_openvino": report.missing,
-        "missing_in_oracle": report.missing,
-        "skipped": [
-            *[
-                {"layer": name, "type": None, "line": None, "reason": "not in the runtime's model"}
-                for name in report.missing
-            ],
-            *[sk.to_json() for sk in report.skipped],
-        ],
-        "layers": [
-            {
-                "layer": layer.layer,
-                "layer_id": layer.layer_id,
-                "op": layer.op,
-                "line": layer.line,
-                "passed": layer.passed,
-                "error": layer.error,
-                "notes": layer.notes,
-                "attributes": layer.attributes,
-                "plans": layer.plans,
-                "outputs": outputs_json(layer.outputs),
-                "diagnosis": None
-                if layer.diagnosis is None
-                else {
-                    "matching_conventions": layer.diagnosis.matches,
-                    "divergences": layer.diagnosis.divergences,
-                    "cells": [list(c) for c in layer.diagnosis.cells],
-                    "text": layer.diagnosis.text,
-                },
-            }
-            for layer in report.layers
-        ],
-    }
-
-
-def progress_bar(stream: Any = sys.stderr) -> Callable[[int, int, str], None]:
-    """A progress callback drawing a bar on `stream` (irpool.progress, tqdm)."""
-    from .progress import progress_bar as bar
-
-    return bar("compare", "layer", stream, force=True)

@@ -119,6 +119,10 @@ class Convention:
     """An ONNX node runs as the runtime's ONNX front end rewrites it (openvino: LpPool becomes
     an AvgPool of |x|^p with the padding counted and ceil as ceil_torch; MaxUnpool and the
     com.microsoft ops have no conversion rule), not as an ONNX kernel of its own."""
+    framework: str | None = None
+    """The source framework whose own ops are the reference for this convention (torch, tf:
+    convert-report and extract run the framework's op itself); None where irpool's rules are
+    the reference (openvino, onnx)."""
     diagnosed: bool = True
     """Whether compare's diagnosis tries this convention on a layer that disagrees (TensorFlow's
     numbers are OpenVINO's wherever it can express a layer, so naming it adds nothing)."""
@@ -146,6 +150,7 @@ _COLUMNS: dict[str, tuple[Any, Any, Any, Any]] = {
     "mean_excludes_padding": (False, False, False, True),
     "eigen_cuboid": (False, False, False, True),
     "onnx_front_end": (True, False, False, False),
+    "framework": (None, None, "torch", "tf"),
     "diagnosed": (True, True, True, False),
 }
 """Every switch (Convention's fields, documented there) side by side: what OpenVINO's CPU

@@ -9,12 +9,11 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
+from . import cli_options as cli
 from .errors import IrpoolError, UsageError, Where
 
 
 def add_options(p: Any) -> None:
-    from . import cli
-
     p.add_argument("model", metavar="MODEL", help="model.xml or model.onnx")
     p.add_argument(
         "--layer",
@@ -85,7 +84,6 @@ def add_options(p: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from . import cli
     from .audit import source_kind
     from .extract import check_outdir, extract_layer
 

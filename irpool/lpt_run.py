@@ -70,7 +70,7 @@ def fake_quantize(
     if quant is not None and quant.moved:
         # LPT fused the dequantization before it into its input range
         fused = lpt.fused_ranges(p, quant.d)
-        value = lpt.cpu_fake_quantize(quant.codes, fused, quant.post_op)
+        value = lpt.cpu_fake_quantize(quant.codes, fused, quant.post_op, fma_out=True)
         src, p_in = quant.codes, fused
         post = quant.post_op
     else:
@@ -118,22 +118,3 @@ def reduce_codes(kind: str, codes: Array, axes: tuple[int, ...], keep: bool, cou
         return np.asarray(np.max(codes, axis=axes, keepdims=keep), dtype=F32)
     sums = np.asarray(np.sum(codes, axis=axes, keepdims=keep, dtype=np.float64))
     return lpt.reduce_mean_of_codes(sums, count)
-
-
-def pool_codes(
-    bound: Any, kind: str, codes: Array, limit: int | None = None
-) -> tuple[Any, Array, list[Array]]:
-    """A pooling layer LPT transforms, on float32 codes: (its plan, the pooled codes before
-    dequantization, its other outputs: a MaxPool-8's indices)."""
-    from .run import run_family, run_pooling
-
-    codes = np.asarray(codes, dtype=F32)
-    if kind in ("reduce_mean", "reduce_max"):
-        fp, _ = run_family(bound, [codes, *([None] * (len(bound.layer.inputs) - 1))], limit)
-        axes = tuple(getattr(fp, "axes", ()))
-        keep = bool(getattr(fp, "keep", True))
-        count = int(getattr(fp, "count", 1))
-        return fp, reduce_codes(kind, codes, axes, keep, count), []
-    p, outs = run_pooling(bound, codes, limit)
-    pooled_codes = average_codes(codes, p, outs[0]) if kind == "avg" else outs[0]
-    return p, pooled_codes, list(outs[1:])

@@ -7,7 +7,6 @@ types are refused before anything runs (`irpool compare` handles whole models wi
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -21,22 +20,33 @@ from .errors import (
     InputError,
     IrParseError,
     IrpoolError,
-    ShapeError,
     SpecError,
     UsageError,
     Where,
     option,
 )
 from .families import FamilyPlan, int_values
-from .frontends.safe_io import read_range
+from .frontends.ir_xml import read_const as read_const
 from .geometry import PoolPlan
-from .kernel import integers_as_float32, pool, round_to_integer
-from .model import Graph, Layer, dims_text, element_type_of_numpy, format_shape, numpy_dtype
+from .kernel import integers_as_float32, pool
+from .model import Graph, Layer, element_type_of_numpy, numpy_dtype
 from .ops import REGISTRY, Bound, bind, elements
-from .ops.binding import constant_input
 from .ops.folding import fold_max_pool
 from .ops.registry import read_element_type
-from .shapes import parameter_shape
+from .run_inputs import V10_OUTPUTS as V10_OUTPUTS
+from .run_inputs import _element_type as _element_type
+from .run_inputs import _role as _role
+from .run_inputs import _uniform as _uniform
+from .run_inputs import bind_inputs as bind_inputs
+from .run_inputs import check_input as check_input
+from .run_inputs import declared as declared
+from .run_inputs import numeric_dtype as numeric_dtype
+from .run_inputs import parameter_names as parameter_names
+from .run_inputs import parameters as parameters
+from .run_inputs import random_array as random_array
+from .run_inputs import random_inputs as random_inputs
+from .run_inputs import unsupported_layers as unsupported_layers
+from .run_inputs import v10_output as v10_output
 
 Array = npt.NDArray[Any]
 
@@ -65,235 +75,6 @@ class RunResult:
     inputs: dict[str, Array] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
     """Where irpool computed by a rule the runtime was not measured for (the report says so)."""
-
-
-def unsupported_layers(graph: Graph) -> list[Layer]:
-    """The layers `run` cannot execute: types without a registry entry."""
-    return [la for la in graph.layers if REGISTRY.spec(la) is None]
-
-
-def _role(layer: Layer) -> str:
-    role = REGISTRY.role(layer)
-    assert role is not None
-    return role
-
-
-def parameters(graph: Graph) -> list[Layer]:
-    return [la for la in graph.topological() if REGISTRY.role(la) == "parameter"]
-
-
-def parameter_names(layer: Layer) -> list[str]:
-    names = [layer.name] if layer.name else []
-    for port in layer.outputs:
-        names.extend(n for n in port.names if n not in names)
-    return names
-
-
-def _element_type(layer: Layer) -> str:
-    """A Parameter's element type as openvino reads it (see registry.read_element_type), or
-    its output port's where it has no element_type attribute."""
-    raw = layer.data.get("element_type")
-    if raw is not None:
-        try:
-            return read_element_type(raw, "element_type")
-        except IrpoolError as e:
-            raise e.at(layer.where()) from None
-    if layer.outputs and layer.outputs[0].element_type:
-        return layer.outputs[0].element_type
-    raise IrParseError("Parameter has no element_type; expected one", layer.where())
-
-
-def numeric_dtype(array: Array, source: str | None) -> None:
-    """Refuse an input array that is not numbers: void (a bfloat16 .npy written by ml_dtypes
-    reads back as |V2), structured, string, bytes, object, datetime or timedelta arrays."""
-    if array.dtype.kind in "biuf" or array.dtype.name == "bfloat16":
-        return
-    what = {
-        "V": "void or structured (a bfloat16 array saved by ml_dtypes reads back so; save its "
-        "bits: array.view(numpy.uint16))",
-        "U": "strings",
-        "S": "bytes",
-        "O": "Python objects",
-        "M": "datetimes",
-        "m": "time deltas",
-        "c": "complex numbers",
-    }.get(array.dtype.kind, "not numbers")
-    raise InputError(
-        f"{source or 'the input'}: not a numeric array: {array.dtype.str} ({what}); expected "
-        "bool, integers, floats, or bfloat16 as uint16 bits"
-    )
-
-
-def check_input(
-    layer: Layer, array: Array, cast: bool, v10: bool = False, source: str | None = None
-) -> Array:
-    """The input array for a Parameter, after dtype and shape checks (and --cast); `source`
-    names the file the array came from in errors."""
-    where = layer.where()
-    named = f"{source}: " if source else ""
-    et = _element_type(layer)
-    want = numpy_dtype(et, where)
-    numeric_dtype(array, source)
-    if v10 and want == np.float16:
-        # openvino runs an f16 IR v10 net in f32 from end to end: its f16 Parameters take f32
-        # inputs (an f16 array is refused), unrounded (measured), and run_graph holds them as
-        # f16 tensors in f32
-        want = np.dtype(np.float32)
-    if array.dtype != want:
-        if want.name == "bfloat16" and array.dtype == np.uint16:
-            array = array.view(want)  # bfloat16 given as its bit pattern (.npy cannot say)
-        elif cast:
-            with np.errstate(all="ignore"):  # numpy's conversion, silently (documented)
-                array = np.asarray(array.astype(want))
-        else:
-            takes = (
-                f"{et} ({want.name})"
-                if want.name == numpy_dtype(et).name
-                else (f"{et}, which an IR v10 model takes as {want.name}")
-            )
-            raise InputError(
-                f'{named}input for Parameter "{layer.label}" has dtype {array.dtype}; the '
-                f"Parameter is {takes}; pass {option('cast')} to convert it",
-                where,
-            )
-    shape = parameter_shape(layer)
-    if shape is not None and (
-        array.ndim != len(shape)
-        or not all(d.contains(n) for d, n in zip(shape, array.shape, strict=True))
-    ):
-        raise InputError(
-            f'{named}input for Parameter "{layer.label}" has shape {dims_text(array.shape)}; the '
-            f"Parameter declares {format_shape(shape)}",
-            where,
-        )
-    return array
-
-
-V10_OUTPUTS = {"i32": "i32", "u32": "i32", "i64": "i32", "u64": "i32"}
-"""openvino retypes the outputs of an IR v10 model: these to i32, every other type to f32
-(measured on Convert and pooling nets of all 13 types)."""
-
-
-def v10_output(array: Array, held: str | None = None, declared: str | None = None) -> Array:
-    """An output of an IR v10 model as openvino gives it: i32 for 32/64-bit integers, f32 for
-    every other type, converted from the value the plugin holds (`held`, whose declared type
-    is `declared`; default: the array's own type)."""
-    own = element_type_of_numpy(array.dtype.name) or "f32"
-    held = held or own
-    declared = declared or own
-    if held == "f32" and declared in elements.INTEGERS:
-        array, held = elements.reorder_to_integer(array, declared), elements.held_type(declared)
-    target = V10_OUTPUTS.get(declared, "f32")
-    value, _ = elements.convert(array, held, target)
-    return np.asarray(value)
-
-
-def bind_inputs(
-    graph: Graph,
-    inputs: Mapping[str, Array] | Array,
-    cast: bool = False,
-    sources: Mapping[str, str] | None = None,
-) -> dict[int, Array]:
-    """Inputs by Parameter (layer index): a bare array for a single Parameter, else by the
-    Parameter's layer name or any tensor name of its output; `sources` names the file each
-    input came from (by the same keys) for errors."""
-    params = parameters(graph)
-    v10 = graph.ir_version == 10
-    if isinstance(inputs, np.ndarray):
-        inputs = {"": inputs}
-    files = dict(sources or {})
-    bound: dict[int, Array] = {}
-    given = dict(inputs)
-    if set(given) == {""}:
-        if len(params) != 1:
-            names = ", ".join(p.label for p in params)
-            raise UsageError(
-                f"the model has {len(params)} Parameters ({names}); name each input as NAME=FILE",
-                Where(file=graph.path),
-            )
-        bound[params[0].index] = check_input(params[0], given[""], cast, v10, files.get(""))
-        return bound
-    for layer in params:
-        match = next((n for n in parameter_names(layer) if n in given), None)
-        if match is None:
-            known = ", ".join(sorted(k for k in given if k))
-            raise UsageError(
-                f'no input for Parameter "{layer.label}" (names: '
-                f"{', '.join(parameter_names(layer))}); inputs given: {known or 'none'}",
-                layer.where(),
-            )
-        source = files.get(match)
-        bound[layer.index] = check_input(layer, given.pop(match), cast, v10, source)
-        for alias in parameter_names(layer):
-            given.pop(alias, None)
-    if given:
-        raise UsageError(
-            f"inputs that match no Parameter: {', '.join(sorted(given))}", Where(file=graph.path)
-        )
-    return bound
-
-
-def random_inputs(
-    graph: Graph, seed: int = 0, low: float = -1.0, high: float = 1.0, limit: int | None = None
-) -> dict[str, Array]:
-    """Random inputs for every Parameter (uniform in [low, high); integers rounded)."""
-    rng = np.random.default_rng(seed)
-    out: dict[str, Array] = {}
-    for layer in parameters(graph):
-        shape = parameter_shape(layer)
-        if shape is None or not all(d.is_static for d in shape):
-            raise UsageError(
-                f'Parameter "{layer.label}" has a dynamic shape {format_shape(shape)}; give its '
-                "input with -i",
-                layer.where(),
-            )
-        dims = tuple(d.lo for d in shape)
-        check_elements(dims, f'input of "{layer.label}"', limit, layer.where())
-        dtype = numpy_dtype(_element_type(layer), layer.where())
-        out[layer.label] = _uniform(rng, low, high, dims, dtype)
-    return out
-
-
-def _uniform(
-    rng: np.random.Generator, low: float, high: float, shape: tuple[int, ...], dtype: np.dtype[Any]
-) -> Array:
-    """Uniform values in [low, high) of a dtype: integers rounded, both clipped to its range."""
-    values = rng.uniform(low, high, size=shape)
-    if dtype.kind == "b":
-        return np.asarray(values >= (low + high) / 2)
-    if dtype.kind in "iu":
-        info = np.iinfo(dtype)
-        values = np.clip(np.round(values), info.min, info.max)
-    else:  # float16, float32, float64, bfloat16 (whose range is float32's, less a little)
-        big = float(np.finfo(dtype).max) if dtype.kind == "f" else 3.3895313892515355e38
-        values = np.clip(values, -big, big)
-    return np.asarray(values.astype(dtype))
-
-
-def random_array(
-    shape: tuple[int, ...], element_type: str, seed: int = 0, low: float = -1.0, high: float = 1.0
-) -> Array:
-    """One random input of an IR element type, as `random_inputs` draws them."""
-    return _uniform(np.random.default_rng(seed), low, high, shape, numpy_dtype(element_type))
-
-
-def read_const(graph: Graph, layer: Layer) -> Array:
-    """A Const's value from the .bin beside the .xml (offset, size and type checked)."""
-    from .frontends.ir_xml import const_layout
-
-    et, shape, offset, size = const_layout(graph, layer)
-    dtype = numpy_dtype(et, layer.where())
-    if graph.weights is not None:
-        data = graph.weights[offset : offset + size]
-    else:
-        assert graph.weights_path is not None
-        try:
-            data = read_range(graph.weights_path, offset, size, "weights")
-        except IrpoolError as e:
-            raise e.at(layer.where()) from None
-    count = math.prod(shape)
-    values: Array = np.frombuffer(data[: count * dtype.itemsize], dtype=dtype)
-    return np.asarray(values.reshape(shape).copy())
 
 
 def check_dtype(bound: Bound, x: Array, element_type: str | None = None) -> None:
@@ -327,12 +108,8 @@ def run_pooling(
     where the runtime has no kernel for the layer (PoolPlan.runtime_refusal); off, irpool's
     semantics are computed all the same (fixtures record them for such layers)."""
     layer = bound.layer
-    check_dtype(bound, x)
-    cv = bound.convention if convention is None else conv.get(convention)
-    et = element_type_of_numpy(x.dtype.name)
-    # f64 and i64 data the plan narrows itself (narrow_64bit)
-    if cv.cpu_plugin_kernels and et not in (None, "f64", "i64", *elements.HELD.values()):
-        assert et is not None
+    et = _held_elsewhere(bound, x, convention)
+    if et is not None:
         inner, held = elements.widen(x, et)
         p, outs = run_pooling(bound, inner, limit, convention, indices_used, refuse)
         return p, [elements.deliver(outs[0], held, et), *outs[1:]]
@@ -377,13 +154,8 @@ def run_family(
                 "constant: give it as -i NAME=FILE, or run the whole model",
                 layer.where(),
             )
-    check_dtype(bound, x)
-    cv = bound.convention if convention is None else conv.get(convention)
-    et = element_type_of_numpy(x.dtype.name)
-    if cv.cpu_plugin_kernels and et not in (None, "f64", "i64", *elements.HELD.values()):
-        # the CPU plugin holds i16, u16, u32, u64 in i32 and boolean in u8: the layer runs on
-        # that type and its output is converted back (as run_pooling)
-        assert et is not None
+    et = _held_elsewhere(bound, x, convention)
+    if et is not None:
         inner, held = elements.widen(x, et)
         p, outs = run_family(bound, [inner, *ins[1:]], limit, convention, indices_used)
         return p, [elements.deliver(outs[0], held, et), *outs[1:]]
@@ -399,6 +171,19 @@ def run_family(
     except IrpoolError as e:
         raise e.at(layer.where()) from None
     return p, outs
+
+
+def _held_elsewhere(bound: Bound, x: Array, convention: str | None) -> str | None:
+    """x's element type (checked against the layer's) where the CPU plugin holds it in another
+    one (openvino's convention: i16, u16, u32, u64 in i32 and boolean in u8): the layer then
+    runs on that type and its output is converted back; else None (f64 and i64 data the plan
+    narrows itself: narrow_64bit)."""
+    check_dtype(bound, x)
+    cv = bound.convention if convention is None else conv.get(convention)
+    et = element_type_of_numpy(x.dtype.name)
+    if cv.cpu_plugin_kernels and et not in (None, "f64", "i64", *elements.HELD.values()):
+        return et
+    return None
 
 
 def pool_held(
@@ -496,8 +281,10 @@ LATE_RETYPE = {**elements.HELD, "f16": "f32"}
 held as i32 to i32, boolean to u8) before its own constant folding: constants downstream of an
 f64 MaxPool of a constant are folded after it."""
 
+
 INTERNAL = ("f32", "f16", "bf16", "i32", "i8", "u8")
 """The types openvino's CPU plugin computes in (f16 only as a Parameter's own type)."""
+
 
 JIT_CONVERTS = ("f32", "f64", "f16", "bf16", "i8")
 """Destinations of a Convert from u8 that the plugin runs as a jit subgraph (measured)."""
@@ -866,38 +653,41 @@ def _lpt_kind(bound: Bound) -> str | None:
     return lpt_kind(bound.spec, str(rounding).lower() if rounding is not None else None)
 
 
-def _pool_codes(bound: Bound, src: Value, limit: int | None) -> tuple[PoolPlan, list[Value]] | None:
-    """A windowed pooling layer LPT runs on the codes of the FakeQuantize before it (None: it
-    does not)."""
-    from .lpt_run import pool_codes, pooled
+def _on_codes(
+    bound: Bound, src: Value | None, limit: int | None
+) -> tuple[Any, Value, list[Array]] | None:
+    """A layer LPT runs on the codes of the FakeQuantize before it: its plan, its dequantized
+    value and its other outputs (None: LPT does not; a max only where every scale is
+    positive)."""
+    from .lpt_run import pooled
 
     kind = _lpt_kind(bound)
-    quant = src.quant
+    quant = src.quant if src is not None else None
     if kind is None or quant is None or not quant.integral:
         return None
-    if kind == "max" and not quant.d.positive:
+    if kind in ("max", "reduce_max") and not quant.d.positive:
         return None
     p, pooled_codes, rest = pool_codes(bound, kind, quant.codes, limit)
     value, q = pooled(kind, quant, pooled_codes)
-    return p, [Value(value, "f32", "f32", quant=q), *(_declared_value(a) for a in rest)]
+    return p, Value(value, "f32", "f32", quant=q), rest
+
+
+def _pool_codes(bound: Bound, src: Value, limit: int | None) -> tuple[PoolPlan, list[Value]] | None:
+    """A windowed pooling layer LPT runs on the codes of the FakeQuantize before it (None: it
+    does not)."""
+    done = _on_codes(bound, src, limit)
+    if done is None:
+        return None
+    p, value, rest = done
+    return p, [value, *(_declared_value(a) for a in rest)]
 
 
 def _family_codes(
     bound: Bound, optional: list[Value | None], limit: int | None
 ) -> tuple[FamilyPlan, list[Value]] | None:
     """A ReduceMean/ReduceMax LPT runs on codes (None: it does not)."""
-    from .lpt_run import pool_codes, pooled
-
-    kind = _lpt_kind(bound)
-    src = optional[0]
-    quant = src.quant if src is not None else None
-    if kind is None or quant is None or not quant.integral:
-        return None
-    if kind == "reduce_max" and not quant.d.positive:
-        return None
-    p, pooled_codes, _ = pool_codes(bound, kind, quant.codes, limit)
-    value, q = pooled(kind, quant, pooled_codes)
-    return p, [Value(value, "f32", "f32", quant=q)]
+    done = _on_codes(bound, optional[0], limit)
+    return None if done is None else (done[0], [done[1]])
 
 
 def _half_held(v: Value) -> bool:
@@ -965,17 +755,6 @@ def _glue(execute: Any, layer: Layer, ins: list[Array | None]) -> list[Array]:
     return outs
 
 
-def declared(array: Array, held: np.dtype[Any] | None, v10: bool = False) -> Array:
-    """A tensor in its declared element type `held` (None: not held in float32): an integer
-    tensor rounded as openvino converts, an f16 one rounded to f16 (not in IR v10 nets)."""
-    if held is None or (v10 and held.kind == "f"):
-        return array
-    if held.kind in "iu":
-        return round_to_integer(array, held)  # as kernel.pool rounds a float32 layer
-    with np.errstate(over="ignore"):  # beyond f16's range is +-inf, as openvino converts
-        return np.asarray(array.astype(np.float16))
-
-
 def run_qlinear(
     bound: Bound, ins: list[Array | None], convention: str | None = None
 ) -> tuple[PoolPlan, Array]:
@@ -996,106 +775,20 @@ def run_qlinear(
     return used, out
 
 
-def _constant_inputs(graph: Graph, layer: Layer, x: Array) -> list[Array | None]:
-    """x, then the layer's other inputs where they are constants (ONNX initializers); a
-    computed one cannot be had without running the model."""
-    ins: list[Array | None] = [x]
-    for k, port in enumerate(layer.inputs[1:], start=1):
-        name = port.names[0] if port.names else ""
-        value = constant_input(graph, layer, k)
-        if name and value is None:
-            raise UsageError(
-                f'input "{name}" of {layer.type} is computed, not a constant; one layer needs its '
-                "constant inputs: run the whole model, or compare it",
-                layer.where(),
-            )
-        ins.append(value)
-    return ins
+def pool_codes(
+    bound: Any, kind: str, codes: Array, limit: int | None = None
+) -> tuple[Any, Array, list[Array]]:
+    """A pooling layer LPT transforms, on float32 codes: (its plan, the pooled codes before
+    dequantization, its other outputs: a MaxPool-8's indices)."""
+    from .lpt_run import average_codes, reduce_codes
 
-
-def find_layer(graph: Graph, name: str) -> Layer:
-    """A layer by name, id, output tensor name or a unique part of its name (irpool.lookup)."""
-    from .lookup import find
-
-    return find(graph, name, [la for la in graph.layers if REGISTRY.is_pooling(la)])
-
-
-def layer_inputs(bound: Bound, x: Array, extra: Mapping[str, Array]) -> list[Array | None]:
-    """The inputs of a family layer run alone: x, then each other input from `extra` (by its
-    tensor name, its producer's name, or `inputN`), else the file's constant."""
-    layer = bound.layer
-    ins: list[Array | None] = [x]
-    for k, port in enumerate(layer.inputs[1:], start=1):
-        names = [*port.names, f"input{k}"]
-        given = next((extra[n] for n in names if n in extra), None)
-        if given is None and k < len(bound.constants):
-            given = bound.constants[k]
-        ins.append(given)
-    return ins
-
-
-def run_layer(
-    graph: Graph,
-    name: str,
-    x: Array,
-    convention: str | None = None,
-    cast: bool = False,
-    limit: int | None = None,
-    extra: Mapping[str, Array] | None = None,
-) -> tuple[PoolPlan | FamilyPlan, dict[str, Array]]:
-    """Run one pooling layer of any IR on x: {'output0': values, 'output1': indices}; a layer
-    with other computed inputs (MaxUnpool's indices) takes them from `extra` by name."""
-    layer = find_layer(graph, name)
-    if not REGISTRY.is_pooling(layer):
-        known = ", ".join(REGISTRY.families("openvino") + REGISTRY.families("ai.onnx"))
-        raise UsageError(
-            f"the layer is a {layer.type}; one layer runs only if it pools ({known}, ...)",
-            layer.where(),
-        )
-    if layer.inputs and layer.inputs[0].element_type:
-        want = numpy_dtype(layer.inputs[0].element_type)
-        if x.dtype != want:
-            if want.name == "bfloat16" and x.dtype == np.uint16:
-                x = x.view(want)
-            elif cast:
-                numeric_dtype(x, None)
-                with np.errstate(all="ignore"):
-                    x = np.asarray(x.astype(want))
-            else:
-                raise InputError(
-                    f"input has dtype {x.dtype}; the layer's input port is "
-                    f"{layer.inputs[0].element_type} ({want.name}); pass {option('cast')} to "
-                    "convert it",
-                    layer.where(),
-                )
-    bound = bind(graph, layer, convention)
-    if bound.family is not None:
-        ins = layer_inputs(bound, x, extra or {})
-        fp, outs = run_family(bound, ins, limit, convention)
-        return fp, {f"output{i}": a for i, a in enumerate(outs)}
-    if bound.spec.kind == "qlinear":
-        p, q = run_qlinear(bound, _constant_inputs(graph, layer, x), convention)
-        return p, {"output0": q}
-    p, outs = run_pooling(bound, x, limit)
-    return p, {f"output{i}": a for i, a in enumerate(outs)}
-
-
-def layer_input_shape(graph: Graph, layer: Layer) -> tuple[int, ...]:
-    """The static input shape of a pooling layer as the IR states it (for random inputs)."""
-    from .shapes import infer
-
-    if graph.fragment:
-        dims = layer.inputs[0].dims if layer.inputs else None
-        if dims is None or any(d < 0 for d in dims):
-            raise UsageError("the layer has no static input dims; give -i", layer.where())
-        return tuple(dims)
-    inference = infer(graph)
-    for pl in inference.pooling:
-        if pl.layer.index == layer.index:
-            shape = pl.input_shape
-            if shape is None or not all(d.is_static for d in shape):
-                raise UsageError(
-                    f"the layer has a dynamic input {format_shape(shape)}; give -i", layer.where()
-                )
-            return tuple(d.lo for d in shape)
-    raise ShapeError("the layer is not a pooling layer", layer.where())
+    codes = np.asarray(codes, dtype=np.float32)
+    if kind in ("reduce_mean", "reduce_max"):
+        fp, _ = run_family(bound, [codes, *([None] * (len(bound.layer.inputs) - 1))], limit)
+        axes = tuple(getattr(fp, "axes", ()))
+        keep = bool(getattr(fp, "keep", True))
+        count = int(getattr(fp, "count", 1))
+        return fp, reduce_codes(kind, codes, axes, keep, count), []
+    p, outs = run_pooling(bound, codes, limit)
+    pooled_codes = average_codes(codes, p, outs[0]) if kind == "avg" else outs[0]
+    return p, pooled_codes, list(outs[1:])

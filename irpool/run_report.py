@@ -23,7 +23,8 @@ from .inputs import (
     runtime_layer_input,
 )
 from .model import Graph, Layer, dims_text, format_shape
-from .run import RunResult, find_layer, random_array, run_graph, run_layer
+from .run import RunResult, random_array, run_graph
+from .run_one import find_layer, run_layer
 
 Array = npt.NDArray[Any]
 SCHEMA = "irpool.run/1"

@@ -17,7 +17,7 @@ from divergence_helpers import (
 )
 
 from irpool.cases import CASES, Case, ir_net
-from irpool.divergences import NAN_ROWS, VERSION_ROWS, KernelRow, kernel_row
+from irpool.divergences.doc import NAN_ROWS, VERSION_ROWS, KernelRow, kernel_row
 from irpool.geometry import plan
 from irpool.kernel import pool
 from irpool.ops import openvino as ov_ops
@@ -184,7 +184,7 @@ def test_divergence_matrix_is_current() -> None:
     """docs/divergences.md is what irpool's conventions compute today."""
     from pathlib import Path
 
-    from irpool.divergences import markdown
+    from irpool.divergences.doc import markdown
 
     path = Path(__file__).resolve().parent.parent / "docs" / "divergences.md"
     assert path.read_text() == markdown(), (

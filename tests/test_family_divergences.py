@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from family_helpers import adaptive_net, openvino_run, reduce_net, same_bits, save
 
-from irpool.divergences import FAMILY_ROWS, FamilyRow, family_cell
+from irpool.divergences.doc import FAMILY_ROWS, FamilyRow, family_cell
 
 
 def _x(row: FamilyRow) -> np.ndarray:

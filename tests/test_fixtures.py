@@ -874,7 +874,7 @@ def test_a_layer_of_a_real_model_without_openvino(tmp_path: Path) -> None:
 
 
 def test_missing_dilations_are_added_with_a_note() -> None:
-    data, note = fx.suites._canonical_data(
+    data, note = fx.from_model._canonical_data(
         "AvgPool",
         "opset16",
         {"kernel": "2,2", "strides": "2,2", "rounding_type": "CEIL", "exclude-pad": "true"},

@@ -210,3 +210,19 @@ def test_compare_agrees_on_nncf_quantized_nets(ov: Any, net: str, tmp_path: Path
         if report.probe.moved:
             # the report names the layers whose probe moved the outputs
             assert report.probe.layers
+
+
+@pytest.mark.oracle
+def test_compare_states_precision_and_probe_effect(ov: Any, tmp_path: Path) -> None:
+    """The report says at which precision openvino ran and why (the plugin's own default
+    unless asked), and whether the probe changed the model's final outputs."""
+    shape, build = zoo(ov)["chain"]
+    path = _save(ov, build(), tmp_path / "m.xml")
+    x = np.random.default_rng(7).uniform(-1.5, 3.5, shape).astype(np.float32)
+    default = str(ov.Core().get_property("CPU", "INFERENCE_PRECISION_HINT").get_type_name())
+    doc = api.compare(path, {"x": x}).to_json()
+    assert doc["inference_precision_hint"] == default
+    assert doc["inference_precision_reason"].startswith("the CPU plugin's default")
+    assert doc["probe"] == {"final_values": 6, "final_values_moved": 0, "max_abs": 0.0}
+    asked = api.compare(path, {"x": x}, precision="f32").to_json()
+    assert asked["inference_precision_reason"] == "asked for"

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import numpy.typing as npt
 
+from .. import conventions
 from ..schemas import document
 from .judge import Verdict, divergence_id, expected_values, first_cells, to_float
 from .repro import script
@@ -226,7 +227,11 @@ def write_bundle(
 
 def _source_script(work: _Work, arrays: Mapping[str, Array], title: str) -> str | None:
     """source.py for a one-input IR layer held to PyTorch's convention (see source.py)."""
-    if work.convention != "torch" or work.graph.format != "ir" or len(arrays) != 1:
+    if (
+        conventions.get(work.convention).framework != "torch"
+        or work.graph.format != "ir"
+        or len(arrays) != 1
+    ):
         return None
     from .source import script as source_script
     from .source import torch_call

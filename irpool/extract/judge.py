@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from .. import conventions
 from ..errors import IrpoolError
 from ..model import Graph
 
@@ -128,10 +129,10 @@ def expected_values(
     """irpool's outputs of the layer on its inputs under `convention`; for a global or
     adaptive pool whose framework irpool has no rules for (TensorFlow's reductions), the
     framework's own outputs, as convert-report computes them."""
-    from ..run import run_layer
+    from ..run_one import run_layer
 
     extra = {f"input{k}": a for k, a in enumerate(ins) if k > 0}
-    if convention == "openvino":
+    if conventions.get(convention).cpu_plugin_kernels:
         quantized = _lpt_values(graph, layer_name, ins)
         if quantized is not None:
             return quantized
@@ -171,12 +172,13 @@ def framework_values(
 
     layer = find(graph, layer_name)
     kind = pooling_like(layer.type)
-    if kind is None or convention not in ("torch", "tf") or not ins:
+    framework = conventions.get(convention).framework
+    if kind is None or framework is None or not ins:
         return None
     family, reduce = kind
     argument = [int(v) for v in np.ravel(ins[1])] if len(ins) > 1 else []
     keep = str(layer.data.get("keep_dims", "false")).lower() == "true"
-    if convention == "torch":
+    if framework == "torch":
         from ..oracles import torch_rt
 
         _, want = torch_rt.pooling_like(family, reduce, ins[0], argument, keep)
@@ -201,7 +203,7 @@ def diagnose_ir(
     """(passed, divergence, diagnosis) of one layer of an IR: compare's under the openvino or
     onnx convention; under a source framework's (torch, tf), convert-report's audit of the IR
     against that framework."""
-    if convention in ("torch", "tf"):
+    if conventions.get(convention).framework is not None:
         from ..audit_ir import audit_ir
 
         audited = audit_ir(graph, dict(arrays), convention, atol, rtol, [layer_name])

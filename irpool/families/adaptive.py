@@ -158,6 +158,28 @@ def _count(n: int) -> str:
     return f"{n} window" + ("" if n == 1 else "s")
 
 
+def _check_sizes(params: AdaptiveParams, shape: tuple[int, ...]) -> None:
+    """Refuse an input rank other than 3 to 5, and an output size that is computed, has the
+    wrong length or a negative value."""
+    if not 3 <= len(shape) <= 5:
+        raise SpecError(f"Expected a 3D, 4D or 5D tensor for the input; got rank {len(shape)}")
+    if params.sizes is None:
+        raise SpecError(
+            f"{params.op}: the output size (input 1) is computed, not a constant; run the "
+            "whole model"
+        )
+    if len(params.sizes) != len(shape) - 2:
+        raise SpecError(
+            "Output shape for spatial dimension not compatible with data shape: "
+            f"{list(params.sizes)} for a rank-{len(shape)} input"
+        )
+    if any(s < 0 for s in params.sizes):
+        raise SpecError(
+            f"output size {list(params.sizes)} has a negative value: openvino's shape "
+            "inference gives ? and its CPU plugin a 0-size dim; expected sizes >= 0"
+        )
+
+
 class Adaptive(Family):
     name = "adaptive"
     title = "adaptive pooling"
@@ -242,23 +264,8 @@ class Adaptive(Family):
                 f"ONNX has no adaptive pooling op: the {convention.name} convention has no "
                 f"meaning for {params.op} (openvino and torch do)"
             )
-        if not 3 <= len(shape) <= 5:
-            raise SpecError(f"Expected a 3D, 4D or 5D tensor for the input; got rank {len(shape)}")
-        if params.sizes is None:
-            raise SpecError(
-                f"{params.op}: the output size (input 1) is computed, not a constant; run the "
-                "whole model"
-            )
-        if len(params.sizes) != len(shape) - 2:
-            raise SpecError(
-                "Output shape for spatial dimension not compatible with data shape: "
-                f"{list(params.sizes)} for a rank-{len(shape)} input"
-            )
-        if any(s < 0 for s in params.sizes):
-            raise SpecError(
-                f"output size {list(params.sizes)} has a negative value: openvino's shape "
-                "inference gives ? and its CPU plugin a 0-size dim; expected sizes >= 0"
-            )
+        _check_sizes(params, shape)
+        assert params.sizes is not None
         if dtype not in FLOAT_DTYPES + INT_DTYPES:
             raise SpecError(f"{params.op} takes numeric data, not {dtype}")
         if dtype in INT_DTYPES and not rules.integers:

@@ -77,7 +77,7 @@ class Lp(Family):
         self.global_op = global_op
 
     def read(self, spec: OpSpec, layer: Layer, rank: int | None, values: Values) -> LpParams:
-        from ..ops import onnx as onnx_ops
+        from ..ops import onnx_attrs as onnx_ops
 
         attrs = dict(layer.attrs)
         known = onnx_ops.read_attrs(spec, attrs)

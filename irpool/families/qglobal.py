@@ -48,7 +48,7 @@ class QGlobal(Family):
     conventions = ("onnx",)
 
     def read(self, spec: OpSpec, layer: Layer, rank: int | None, values: Values) -> QGlobalParams:
-        from ..ops import onnx as onnx_ops
+        from ..ops import onnx_attrs as onnx_ops
 
         known = onnx_ops.read_attrs(spec, layer.attrs)
         names = [p.names[0] if p.names else "" for p in layer.inputs]

@@ -244,7 +244,7 @@ class Reduction(Family):
     def read(self, spec: OpSpec, layer: Layer, rank: int | None, values: Values) -> ReduceParams:
         notes: list[str] = []
         if self.global_op:
-            from ..ops.onnx import read_attrs
+            from ..ops.onnx_attrs import read_attrs
 
             read_attrs(spec, layer.attrs)
             if rank is not None and rank < 3:

@@ -74,7 +74,7 @@ class Unpool(Family):
     conventions = ("onnx", "torch")
 
     def read(self, spec: OpSpec, layer: Layer, rank: int | None, values: Values) -> UnpoolParams:
-        from ..ops import onnx as onnx_ops
+        from ..ops import onnx_attrs as onnx_ops
 
         known = onnx_ops.read_attrs(spec, layer.attrs)
         kernel = onnx_ops._ints(spec, "kernel_shape", known["kernel"])

@@ -8,11 +8,15 @@ rules of an IR (see docs/security.md and docs/cli.md).
 
 from __future__ import annotations
 
+import math
 import os
 import re
 from collections.abc import Iterable
 from dataclasses import replace
+from typing import Any
 
+import numpy as np
+import numpy.typing as npt
 from lxml import etree
 
 from ..errors import IrParseError, IrpoolError, Where
@@ -27,12 +31,14 @@ from ..model import (
     check_no_cycle,
     ir_element_type,
     normalize_element_type,
+    numpy_dtype,
     parse_int,
 )
 from .safe_io import (
     decode_xml,
     encoding_note,
     max_xml_bytes,
+    read_range,
     read_regular_file,
     refuse_compressed,
     regular_file_size,
@@ -560,3 +566,20 @@ def const_layout(graph: Graph, layer: Layer) -> tuple[str, tuple[int, ...], int,
             where,
         )
     return et, tuple(shape), fields["offset"], fields["size"]
+
+
+def read_const(graph: Graph, layer: Layer) -> npt.NDArray[Any]:
+    """A Const's value from the .bin beside the .xml (offset, size and type checked)."""
+    et, shape, offset, size = const_layout(graph, layer)
+    dtype = numpy_dtype(et, layer.where())
+    if graph.weights is not None:
+        data = graph.weights[offset : offset + size]
+    else:
+        assert graph.weights_path is not None
+        try:
+            data = read_range(graph.weights_path, offset, size, "weights")
+        except IrpoolError as e:
+            raise e.at(layer.where()) from None
+    count = math.prod(shape)
+    values: npt.NDArray[Any] = np.frombuffer(data[: count * dtype.itemsize], dtype=dtype)
+    return np.asarray(values.reshape(shape).copy())

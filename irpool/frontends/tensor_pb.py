@@ -45,7 +45,7 @@ def parse_tensor(data: bytes, where: Where, limit: int | None = None) -> tuple[s
     onnx = _onnx()
     from onnx import numpy_helper
 
-    from ..arrays import check_elements
+    from ..limits import check_elements
 
     tensor = onnx.TensorProto()
     try:

@@ -4,6 +4,11 @@ loaded from the disk cache, on its first call).
 Conventions: `kind` 0 = float32 data, 1 = float16 bits (uint16), 2 = bfloat16 bits (uint16).
 Every array is 1-D or 4-D C-contiguous; inner loops run from 0 over slices, so that numba
 knows the indices are not negative and LLVM vectorises them.  fastmath is off.
+
+The kernels here are long on purpose: their loops are unrolled by hand (one branch per element
+type and accumulator count) so that numba compiles each into straight-line vector code, and
+splitting them into smaller functions would put calls back into the inner loops.  They are the
+one exception to irpool's limit of 80 lines per function and 800 per module.
 """
 
 from __future__ import annotations

@@ -22,6 +22,7 @@ from .. import conventions as conv
 from .. import geometry
 from ..conventions import Convention
 from ..errors import IrParseError, IrpoolError, SpecError
+from ..frontends.ir_xml import read_const
 from ..geometry import PoolParams, PoolPlan
 from ..model import Graph, Layer, Shape
 from .registry import REGISTRY, OpSpec
@@ -334,8 +335,6 @@ def _constants(graph: Graph, layer: Layer) -> tuple[Array | None, ...]:
         if src is None or REGISTRY.role(src) != "const" or graph.fragment:
             values.append(None)
             continue
-        from ..run import read_const
-
         try:
             values.append(read_const(graph, src))
         except IrpoolError:

@@ -180,9 +180,9 @@ def select(op_type: str, version: str | None, data: Mapping[str, str]) -> tuple[
     return REGISTRY.select("openvino", family, int(m.group(1))), None
 
 
-def params(spec: OpSpec, data: Mapping[str, str], rank: int | None = None) -> PoolParams:
-    """PoolParams of an IR layer from its `<data>` strings; `rank` is the input rank if known."""
-    values = read_ir_attrs(spec, data)
+def _notes(spec: OpSpec, data: Mapping[str, str]) -> list[str]:
+    """What a report notes about an IR layer's `<data>` as written: odd spellings, attributes
+    its version does not have, a missing dilations or exclude-pad."""
     notes: list[str] = [
         note
         for attr in spec.attrs
@@ -207,6 +207,13 @@ def params(spec: OpSpec, data: Mapping[str, str], rank: int | None = None) -> Po
         )
     if "exclude-pad" in spec.wire_names() and "exclude-pad" not in data:
         notes.append('"exclude-pad" is missing; openvino reads it as true')
+    return notes
+
+
+def params(spec: OpSpec, data: Mapping[str, str], rank: int | None = None) -> PoolParams:
+    """PoolParams of an IR layer from its `<data>` strings; `rank` is the input rank if known."""
+    values = read_ir_attrs(spec, data)
+    notes = _notes(spec, data)
     rounding = str(values["rounding_type"])
     if rounding not in spec.roundings:
         raise SpecError(

@@ -1,0 +1,120 @@
+"""`irpool explain`: one pooling layer in numbers (and `--png`, in a picture)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from .. import __version__
+from ..cli_options import (
+    EXIT_OK,
+    LAYER_HELP,
+    Command,
+    _add_convention_option,
+    _add_input_shape_option,
+    _json_help,
+    _positive_int,
+    _print_json,
+    _repeatable,
+    load_model,
+)
+from ..errors import IrpoolError, UsageError
+
+
+def _int_tuple(text: str, what: str) -> tuple[int, ...]:
+    try:
+        values = tuple(int(v) for v in text.split(","))
+    except ValueError:
+        raise UsageError(f"{what} {text!r}: expected integers separated by commas") from None
+    if any(v < 0 for v in values):
+        raise UsageError(f"{what} {text!r}: expected integers >= 0")
+    return values
+
+
+def _cmd_explain(args: argparse.Namespace) -> int:
+    from ..explain import SCHEMA, explain_graph, format_report, to_json
+    from ..files import check_output
+    from ..inputs import parse_shapes, reshaped
+
+    graph = load_model(args.model)
+    shapes = parse_shapes(args.input_shapes)
+    shape = None
+    if graph.fragment:  # no model inputs: a shape is the layer's input
+        if set(shapes) - {""}:
+            raise UsageError("a file of layer fragments has no model inputs to give shapes to")
+        shape = shapes.get("")
+    else:
+        graph = reshaped(graph, shapes)
+    refused: IrpoolError | None = None
+    if args.png:
+        try:
+            check_output(args.png, args.force, [args.model])
+        except IrpoolError as e:  # the explanation is still printed (not with --json)
+            if args.json:
+                raise
+            refused = e
+    reports = explain_graph(graph, args.layer, args.convention, shape, args.max_elements)
+    if args.png and refused is None:
+        if len(reports) != 1:
+            raise UsageError("--png draws one layer: choose it with --layer NAME")
+        from ..plot import draw
+
+        cells = [_int_tuple(c, "--cell") for c in args.cells] if args.cells else None
+        draw(reports[0], args.png, cells, args.depth)
+    if args.json:
+        _print_json(
+            {"schema": SCHEMA, "irpool": __version__, "layers": [to_json(r) for r in reports]}
+        )
+    else:
+        print("\n\n".join(format_report(r) for r in reports))
+        if refused is not None:
+            sys.stdout.flush()
+            raise refused
+        if args.png:
+            print(f"wrote {args.png}")
+    return EXIT_OK
+
+
+def _explain_options(p: Any) -> None:
+    """one pooling layer in numbers and pictures
+
+    For each spatial axis of a pooling layer: the attributes as written, the pads after
+    auto_pad, the output-size formula with its numbers, the first and last windows, the windows
+    that reach into the padding or the ceil overhang, empty windows, and the divisor of every
+    kind of border window under each convention.
+    """
+    p.add_argument("model", metavar="MODEL", help="model.xml, <layer> fragments, or model.onnx")
+    p.add_argument(
+        "--layer", metavar="NAME", help=f"the layer ({LAYER_HELP}; default: every pooling layer)"
+    )
+    _add_convention_option(
+        p, "explain what this runtime computes (default: openvino for IR, onnx for ONNX)"
+    )
+    _add_input_shape_option(p)
+    p.add_argument("--json", action="store_true", help=_json_help("explain-1"))
+    p.add_argument("--png", metavar="FILE.png", help="draw the windows (needs matplotlib)")
+    _repeatable(
+        p,
+        "--cell",
+        "cells",
+        "I,J",
+        "output cell whose window to draw (repeatable; default corners+centre)",
+    )
+    p.add_argument(
+        "--depth",
+        type=int,
+        default=0,
+        help="for 3-D layers: the window of the first spatial axis to draw",
+    )
+    p.add_argument("--force", action="store_true", help="replace an existing PNG")
+    p.add_argument(
+        "--max-elements",
+        type=_positive_int,
+        default=None,
+        metavar="N",
+        help="largest input or output to explain (default 2^30 elements)",
+    )
+
+
+EXPLAIN = Command("explain", _cmd_explain, _explain_options)
