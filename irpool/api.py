@@ -79,6 +79,25 @@ def _graph_of(model: Model) -> Iterator[Graph]:
         yield load(path)
 
 
+@contextmanager
+def _full_model(
+    model: Model,
+    inputs: Inputs,
+    input_shapes: Mapping[str, Sequence[int]] | Sequence[int] | None,
+    draws: tuple[int, float, float, bool],
+    command: str,
+) -> Iterator[tuple[Graph, dict[str, Any]]]:
+    """The Graph of a full model (`command` refuses a file of layer fragments), reshaped to
+    `input_shapes`, and its inputs: the given ones, or drawn from `draws` (seed, low, high,
+    cast)."""
+    with _graph_of(model) as graph:
+        if graph.fragment:
+            raise UsageError(f"model: a file of layer fragments; {command}")
+        graph = reshaped(graph, _shapes(input_shapes))
+        arrays, _ = draw(graph, _given(inputs), *draws)
+        yield graph, arrays
+
+
 def _given(inputs: Inputs, limit: int | None = None) -> Given | None:
     """The arrays of `inputs` (see Inputs) as the command line's -i gives them."""
     if inputs is None:
@@ -233,11 +252,9 @@ def compare(
     Returns a CompareReport: `.passed`, `.layers` (per layer its outputs' metrics and the
     diagnosis), `.to_json()` (schema irpool.compare/1)."""
     _tolerances(atol, rtol)
-    with _graph_of(model) as graph:
-        if graph.fragment:
-            raise UsageError("model: a file of layer fragments; compare needs a full net")
-        graph = reshaped(graph, _shapes(input_shapes))
-        arrays, _ = draw(graph, _given(inputs), seed, low, high, cast)
+    draws = (seed, low, high, cast)
+    with _full_model(model, inputs, input_shapes, draws, "compare needs a full net") as full:
+        graph, arrays = full
         return compare_model(
             graph,
             arrays,

@@ -16,6 +16,7 @@ from .frontends import ir_xml
 from .model import Edge, Graph, Layer, Port, Shape, format_shape
 from .ops import REGISTRY, Bound
 from .ops.registry import odd_spelling
+from .quantize_shapes import QuantizeShape
 from .shapes import Inference, PoolingLayer, dim_agrees, infer
 from .skipped import skipped_layers
 from .words import layer_word, port_name
@@ -23,7 +24,15 @@ from .words import layer_word, port_name
 SCHEMA = "irpool.check/1"
 
 FindingKind = Literal[
-    "output-dim", "rank", "edge", "parameter", "type", "openvino", "reading", "undeclared"
+    "output-dim",
+    "rank",
+    "edge",
+    "parameter",
+    "type",
+    "openvino",
+    "reading",
+    "undeclared",
+    "broadcast",
 ]
 
 
@@ -253,6 +262,8 @@ def check_graph(
                 result.findings.extend(_undeclared_input_findings(graph, layer, pl))
             results.append(result)
             findings.extend(result.findings)
+        elif layer.index in inference.quantize:
+            findings.extend(_quantize_findings(layer, inference.quantize[layer.index]))
         elif REGISTRY.role(layer) == "parameter" and layer.data.get("shape") is not None:
             shape = inference.parameter_shapes.get(layer.index)
             for port in layer.outputs:
@@ -279,6 +290,27 @@ def check_graph(
     )
     findings.sort(key=lambda f: (f.line or 0, f.axis or 0))
     return CheckReport(graph.path, graph, inference, results, findings)
+
+
+def _quantize_findings(layer: Layer, qs: QuantizeShape) -> list[Finding]:
+    """A FakeQuantize: its declared output dims against the data's shape, and ranges openvino
+    refuses because they do not broadcast with the data."""
+    found: list[Finding] = []
+    for port in layer.outputs:
+        found.extend(compare_port(layer, port, qs.output))
+    if qs.refusal is not None:
+        found.append(
+            _finding(
+                layer,
+                "broadcast",
+                None,
+                None,
+                format_shape(qs.bad_range),
+                format_shape(qs.output),
+                qs.refusal,
+            )
+        )
+    return found
 
 
 def _reading_findings(layer: Layer, pl: PoolingLayer) -> list[Finding]:
@@ -565,7 +597,7 @@ def format_report(report: CheckReport, verbose: bool = False) -> str:
                 for axis, formula in enumerate(pl.formulas)
             )
     for f in report.findings:
-        if f.kind in ("edge", "parameter", "openvino") or (
+        if f.kind in ("edge", "parameter", "openvino", "broadcast") or (
             f.kind in ("reading", "undeclared") and not any(f in r.findings for r in report.layers)
         ):
             where = _at(f.file, f.line) if f.op == "xml" else f.location()
@@ -602,6 +634,7 @@ def _summary(findings: list[Finding], onnx: bool = False) -> str:
         "openvino": "declared shape(s) disagree with openvino",
         "reading": "text(s) openvino reads leniently (read as it reads them)",
         "undeclared": "port(s) declare no dims",
+        "broadcast": "range(s) that do not broadcast with the data",
     }
     parts.extend(f"{n} {names[kind]}" for kind, n in sorted(others.items()))
     return "; ".join(parts)

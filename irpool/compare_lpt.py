@@ -202,7 +202,7 @@ def values(q: QuantizedLayer, pooled_of: Any, x: Array) -> tuple[list[Array], lp
     fused = lpt.fused_ranges(post, d)
     d2 = lpt.decompose(post) if q.post_decomposed else None
     if d2 is None:
-        return [lpt.cpu_fake_quantize(pooled, fused, q.kind != "max")], d
+        return [lpt.cpu_fake_quantize(pooled, fused, q.kind != "max", fma_out=True)], d
     to_codes = lpt.FakeQuantizeParams(
         fused.levels, fused.il, fused.ih, np.asarray(F32(d2.lo)), np.asarray(F32(d2.hi))
     )

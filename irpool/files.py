@@ -21,16 +21,21 @@ def _same_file(a: str, b: str) -> bool:
         return os.path.abspath(a) == os.path.abspath(b)
 
 
+def exists_in_folder(path: str, where: Where, folder_word: str) -> bool:
+    """Whether `path` exists; raise when the folder it goes in does not (irpool makes none)."""
+    folder = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(folder):
+        raise OutputError(
+            f"{folder_word} {folder} does not exist; create it first (irpool does not)", where
+        )
+    return os.path.lexists(path)
+
+
 def check_output(path: str, force: bool = False, protected: Iterable[str] = ()) -> None:
     """Raise unless `path` may be written: its folder exists, and it is new, or a regular file
     that is not a protected one (model, inputs) and --force was given."""
     where = Where(file=path)
-    folder = os.path.dirname(os.path.abspath(path))
-    if not os.path.isdir(folder):
-        raise OutputError(
-            f"output folder {folder} does not exist; create it first (irpool does not)", where
-        )
-    if not os.path.lexists(path):
+    if not exists_in_folder(path, where, "output folder"):
         return
     if os.path.isdir(path):
         raise OutputError("output path exists and is a directory; expected a file name", where)

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import html
 import json
+import re
 from typing import Any
 
 from .html_pictures import _grid_svg, _picture
@@ -172,7 +173,7 @@ def _layers_table(page: PageView) -> str:
             f'<span class="mono">{_e(_diff_summary(indices))}</span>' if indices else "—",
             _e(_num(values.max_abs)) if values and values.shape_ok else "—",
             _e(_num(values.max_ulp, 3)) if values and values.shape_ok else "—",
-            "".join(f'<span class="tag">{_e(d)}</span>' for d in la.divergences)
+            "".join(_divergence_tag(d) for d in la.divergences)
             or (_e("irpool refuses: " + la.error) if la.error else ""),
         ]
         tds = "".join(
@@ -286,7 +287,7 @@ def _layer_article(la: LayerView, page: PageView) -> str:
         )
     notes = "".join(f'<p class="muted">note: {_e(n)}</p>' for n in la.notes)
     outputs = "".join(_output_block(o, page, la) for o in la.outputs if not o.passed)
-    tags = "".join(f'<span class="tag">{_e(d)}</span>' for d in la.divergences)
+    tags = "".join(_divergence_tag(d, named=True) for d in la.divergences)
     where = f'<span class="op">{_e(la.where)}</span>' if la.where else ""
     extra = "".join(f'<span class="op">\u2192 {_e(c)}</span>' for c in la.extra_cells)
     return (
@@ -295,6 +296,52 @@ def _layer_article(la: LayerView, page: PageView) -> str:
         f"{explanations}{notes}{outputs}"
         f'<h4>Attributes side by side</h4><div class="side">{_attributes_table(la)}</div></article>'
     )
+
+
+def _divergence_row(key: str) -> tuple[str, str, str] | None:
+    """The title, the runtimes it separates and what was measured, of a known divergence (the
+    row of docs/divergences.md), or None for a key that is no divergence id."""
+    from .divergences import BY_ID
+
+    d = BY_ID.get(key)
+    return (d.title, d.separates, d.measured) if d is not None else None
+
+
+def _divergence_tag(key: str, named: bool = False) -> str:
+    """A divergence id as a link to its row in the page's list of divergences; `named`: with
+    its title after the id."""
+    row = _divergence_row(key)
+    if row is None:
+        return f'<span class="tag">{_e(key)}</span>'
+    text = f"{key}: {row[0]}" if named else key
+    return (
+        f'<a class="tag" href="#divergence-{_e(key)}" title="{_e(row[0])} ({_e(row[1])})">'
+        f"{_e(text)}</a>"
+    )
+
+
+def _divergence_legend(page: PageView) -> str:
+    """The known divergences the page names, each as docs/divergences.md lists it."""
+    keys = sorted({d for la in page.layers for d in la.divergences}, key=_natural_key)
+    rows = [(k, r) for k in keys if (r := _divergence_row(k)) is not None]
+    if not rows:
+        return ""
+    items = "".join(
+        f'<dt id="divergence-{_e(k)}">{_e(k)}: {_e(title)}</dt>'
+        f"<dd>{_e(separates)}; measured: {_e(measured.replace('`', ''))}</dd>"
+        for k, (title, separates, measured) in rows
+    )
+    return (
+        "<h2>Divergences named here</h2>"
+        '<p class="muted">Each is a row of docs/divergences.md (the table "Known divergences"), '
+        "where the runtimes were measured.</p>"
+        f'<dl class="facts">{items}</dl>'
+    )
+
+
+def _natural_key(key: str) -> tuple[int, str]:
+    digits = re.sub(r"\D", "", key)
+    return (int(digits) if digits else 0, key)
 
 
 def _page(page: PageView, report: Report) -> str:
@@ -323,6 +370,7 @@ def _page(page: PageView, report: Report) -> str:
         f'<span class="mark">{mark}</span><span>{_e(page.verdict)}</span></div>'
         f'<dl class="facts">{facts}</dl>{notes}'
         f"<h2>{_e(page.noun.capitalize())}s</h2>{_layers_table(page)}{details}"
+        f"{_divergence_legend(page)}"
         f"<details><summary>The JSON report ({_e(page.schema)})</summary><pre>{_e(raw)}</pre>"
         "</details>"
         f"<footer>Made by {_e(version)} from its {_e(page.schema)} report. The page is "

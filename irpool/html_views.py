@@ -204,8 +204,30 @@ def _plan_rows(plans: Mapping[str, Any], a: str, b: str, dtype: str) -> list[Att
         if key == "narrow_64bit" and not dtype.endswith("64"):
             continue
         va, vb = _fmt_list(pa.get(key)), _fmt_list(pb.get(key))
-        rows.append(AttributeRow(label, va, vb, va != vb))
+        differs = va != vb
+        if key == "shape_rule" and pa.get("output_shape") == pb.get("output_shape"):
+            # the rules differ elsewhere, not on this input: not what makes the values differ
+            differs = False
+            if va != vb:
+                label = "shape rule (same output shape here)"
+        if key == "empty":
+            # openvino's rule differs from zero only where empty windows divide by their taps
+            # in the input (kernel/windows.py); elsewhere both give 0
+            va, vb = (
+                _EMPTY.get(v if v != "openvino" or p.get("divisor") == "in_input" else "zero", v)
+                for v, p in ((va, pa), (vb, pb))
+            )
+            label, differs = "a mean window with no input tap gives", va != vb
+        rows.append(AttributeRow(label, va, vb, differs))
     return rows
+
+
+_EMPTY = {
+    "zero": "0",
+    "openvino": "0 over the window's clamped extent (NaN where that is 0, -0.0 where negative)",
+    "nan": "NaN",
+}
+"""The plan's names of what an empty window gives, in words for the page."""
 
 
 _COMPARE_KEYS = {
@@ -280,6 +302,14 @@ def _output_view(
     )
 
 
+def _for_a_reader(text: str) -> str:
+    """The CLI's diagnosis sentence without Python's notation: cells written as [3] or [1, 2]
+    instead of tuples (3,) and (1, 2), quotes around rule names dropped."""
+    text = re.sub(r"\[((?:\(\d+(?:, \d+)*,?\)(?:, )?)+)\]", lambda m: m[1], text)
+    text = re.sub(r"\((\d+(?:, \d+)*),?\)", r"[\1]", text)
+    return re.sub(r"'([a-z_]+)'", r"\1", text)
+
+
 def _from_compare(report: Report) -> PageView:
     oracle = str(report.get("oracle", ""))
     who = _oracle_name(oracle)
@@ -295,7 +325,7 @@ def _from_compare(report: Report) -> PageView:
         ]
         explanations = []
         if diagnosis.get("text"):
-            explanations.append(("diagnosis", str(diagnosis["text"])))
+            explanations.append(("diagnosis", _for_a_reader(str(diagnosis["text"]))))
         matching = list(diagnosis.get("matching_conventions") or [])
         other = next((m for m in matching if m != convention), natural)
         plans = entry.get("plans") or {}

@@ -113,12 +113,17 @@ def cpu_steps(x: Array, p: FakeQuantizeParams, fused: bool = False) -> Array:
         return np.asarray(np.rint(t), dtype=F32)
 
 
-def cpu_fake_quantize(x: Array, p: FakeQuantizeParams, fused: bool = False) -> Array:
-    """The CPU plugin's FakeQuantize (float32 in and out); `fused` as in cpu_steps."""
+def cpu_fake_quantize(
+    x: Array, p: FakeQuantizeParams, fused: bool = False, fma_out: bool | None = None
+) -> Array:
+    """The CPU plugin's FakeQuantize (float32 in and out); `fused` as in cpu_steps.  `fma_out`
+    (default: `fused`): the output step is fma(steps, osc, ol), one rounding, as a post-op does
+    and as the Subgraph that takes a dequantization fused into its ranges does (measured: a
+    MaxPool on i8 codes, then a FakeQuantize with ol != 0: 17 of 48 cells tell them apart)."""
     _, _, osc = _scales(p)
     steps = cpu_steps(x, p, fused)
     with np.errstate(all="ignore"):
-        if fused:
+        if fused if fma_out is None else fma_out:
             return fma(steps, osc, p.ol)
         return np.asarray(steps * osc + p.ol, dtype=F32)
 

@@ -70,7 +70,7 @@ def fake_quantize(
     if quant is not None and quant.moved:
         # LPT fused the dequantization before it into its input range
         fused = lpt.fused_ranges(p, quant.d)
-        value = lpt.cpu_fake_quantize(quant.codes, fused, quant.post_op)
+        value = lpt.cpu_fake_quantize(quant.codes, fused, quant.post_op, fma_out=True)
         src, p_in = quant.codes, fused
         post = quant.post_op
     else:

@@ -107,12 +107,8 @@ def run_pooling(
     where the runtime has no kernel for the layer (PoolPlan.runtime_refusal); off, irpool's
     semantics are computed all the same (fixtures record them for such layers)."""
     layer = bound.layer
-    check_dtype(bound, x)
-    cv = bound.convention if convention is None else conv.get(convention)
-    et = element_type_of_numpy(x.dtype.name)
-    # f64 and i64 data the plan narrows itself (narrow_64bit)
-    if cv.cpu_plugin_kernels and et not in (None, "f64", "i64", *elements.HELD.values()):
-        assert et is not None
+    et = _held_elsewhere(bound, x, convention)
+    if et is not None:
         inner, held = elements.widen(x, et)
         p, outs = run_pooling(bound, inner, limit, convention, indices_used, refuse)
         return p, [elements.deliver(outs[0], held, et), *outs[1:]]
@@ -157,13 +153,8 @@ def run_family(
                 "constant: give it as -i NAME=FILE, or run the whole model",
                 layer.where(),
             )
-    check_dtype(bound, x)
-    cv = bound.convention if convention is None else conv.get(convention)
-    et = element_type_of_numpy(x.dtype.name)
-    if cv.cpu_plugin_kernels and et not in (None, "f64", "i64", *elements.HELD.values()):
-        # the CPU plugin holds i16, u16, u32, u64 in i32 and boolean in u8: the layer runs on
-        # that type and its output is converted back (as run_pooling)
-        assert et is not None
+    et = _held_elsewhere(bound, x, convention)
+    if et is not None:
         inner, held = elements.widen(x, et)
         p, outs = run_family(bound, [inner, *ins[1:]], limit, convention, indices_used)
         return p, [elements.deliver(outs[0], held, et), *outs[1:]]
@@ -179,6 +170,19 @@ def run_family(
     except IrpoolError as e:
         raise e.at(layer.where()) from None
     return p, outs
+
+
+def _held_elsewhere(bound: Bound, x: Array, convention: str | None) -> str | None:
+    """x's element type (checked against the layer's) where the CPU plugin holds it in another
+    one (openvino's convention: i16, u16, u32, u64 in i32 and boolean in u8): the layer then
+    runs on that type and its output is converted back; else None (f64 and i64 data the plan
+    narrows itself: narrow_64bit)."""
+    check_dtype(bound, x)
+    cv = bound.convention if convention is None else conv.get(convention)
+    et = element_type_of_numpy(x.dtype.name)
+    if cv.cpu_plugin_kernels and et not in (None, "f64", "i64", *elements.HELD.values()):
+        return et
+    return None
 
 
 def pool_held(
@@ -688,38 +692,41 @@ def _lpt_kind(bound: Bound) -> str | None:
     return lpt_kind(bound.spec, str(rounding).lower() if rounding is not None else None)
 
 
-def _pool_codes(bound: Bound, src: Value, limit: int | None) -> tuple[PoolPlan, list[Value]] | None:
-    """A windowed pooling layer LPT runs on the codes of the FakeQuantize before it (None: it
-    does not)."""
+def _on_codes(
+    bound: Bound, src: Value | None, limit: int | None
+) -> tuple[Any, Value, list[Array]] | None:
+    """A layer LPT runs on the codes of the FakeQuantize before it: its plan, its dequantized
+    value and its other outputs (None: LPT does not; a max only where every scale is
+    positive)."""
     from .lpt_run import pooled
 
     kind = _lpt_kind(bound)
-    quant = src.quant
+    quant = src.quant if src is not None else None
     if kind is None or quant is None or not quant.integral:
         return None
-    if kind == "max" and not quant.d.positive:
+    if kind in ("max", "reduce_max") and not quant.d.positive:
         return None
     p, pooled_codes, rest = pool_codes(bound, kind, quant.codes, limit)
     value, q = pooled(kind, quant, pooled_codes)
-    return p, [Value(value, "f32", "f32", quant=q), *(_declared_value(a) for a in rest)]
+    return p, Value(value, "f32", "f32", quant=q), rest
+
+
+def _pool_codes(bound: Bound, src: Value, limit: int | None) -> tuple[PoolPlan, list[Value]] | None:
+    """A windowed pooling layer LPT runs on the codes of the FakeQuantize before it (None: it
+    does not)."""
+    done = _on_codes(bound, src, limit)
+    if done is None:
+        return None
+    p, value, rest = done
+    return p, [value, *(_declared_value(a) for a in rest)]
 
 
 def _family_codes(
     bound: Bound, optional: list[Value | None], limit: int | None
 ) -> tuple[FamilyPlan, list[Value]] | None:
     """A ReduceMean/ReduceMax LPT runs on codes (None: it does not)."""
-    from .lpt_run import pooled
-
-    kind = _lpt_kind(bound)
-    src = optional[0]
-    quant = src.quant if src is not None else None
-    if kind is None or quant is None or not quant.integral:
-        return None
-    if kind == "reduce_max" and not quant.d.positive:
-        return None
-    p, pooled_codes, _ = pool_codes(bound, kind, quant.codes, limit)
-    value, q = pooled(kind, quant, pooled_codes)
-    return p, [Value(value, "f32", "f32", quant=q)]
+    done = _on_codes(bound, optional[0], limit)
+    return None if done is None else (done[0], [done[1]])
 
 
 def _half_held(v: Value) -> bool:

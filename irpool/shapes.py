@@ -33,6 +33,7 @@ from .model import (
 from .ops import REGISTRY, Bound, bind
 from .ops.binding import Inferred
 from .ops.registry import OpSpec
+from .quantize_shapes import QuantizeShape, fake_quantize_shape
 
 
 @dataclass(frozen=True)
@@ -98,6 +99,8 @@ class Inference:
     """Ports whose shape is only what the file declares (layers of other types)."""
     bound: dict[int, Bound] = field(default_factory=dict)
     """Every pooling layer bound (by layer index), for a later pass to reuse."""
+    quantize: dict[int, QuantizeShape] = field(default_factory=dict)
+    """Every FakeQuantize's inferred output (by layer index)."""
 
 
 def dim_agrees(declared: int, inferred: Dim, unknown: bool = False) -> bool:
@@ -169,6 +172,8 @@ def infer(
                 if layer.data.get("shape") is None:
                     result.unknown[(layer.index, port.id)] = unknown_dims(port.dims)
                     result.declared.add((layer.index, port.id))
+        elif REGISTRY.role(layer) == "quantize":
+            _infer_fake_quantize(graph, layer, result, index_of)
         else:
             if REGISTRY.role(layer) != "result":
                 result.unverified.append(layer)
@@ -181,6 +186,39 @@ def infer(
                 result.declared.add((layer.index, port.id))
                 result.element_types[(layer.index, port.id)] = port.element_type
     return result
+
+
+def _input_shape(
+    graph: Graph, layer: Layer, k: int, result: Inference, index_of: dict[int, int]
+) -> tuple[Shape | None, tuple[bool, ...]]:
+    """The shape flowing into a layer's k-th input port (and which dims are unknown): its
+    producer's, else what the port declares."""
+    port = layer.inputs[k]
+    edge = None if graph.fragment or layer.id is None else graph.producer(layer.id, port.id)
+    if edge is not None:
+        key = (index_of[edge.from_layer], edge.from_port)
+        return result.shapes.get(key), result.unknown.get(key, ())
+    return (shape_of(port.dims), unknown_dims(port.dims)) if port.dims is not None else (None, ())
+
+
+def _infer_fake_quantize(
+    graph: Graph, layer: Layer, result: Inference, index_of: dict[int, int]
+) -> None:
+    """FakeQuantize-1: the data's shape, the ranges checked against it as openvino does."""
+    if len(layer.inputs) != 5:
+        raise IrParseError(
+            f"FakeQuantize has {len(layer.inputs)} input ports; expected 5 (data, input_low, "
+            "input_high, output_low, output_high)",
+            layer.where(),
+        )
+    data, unknown = _input_shape(graph, layer, 0, result, index_of)
+    ranges = [_input_shape(graph, layer, k, result, index_of)[0] for k in range(1, 5)]
+    qs = fake_quantize_shape(data, ranges, layer.data.get("auto_broadcast", "numpy"))
+    result.quantize[layer.index] = qs
+    for port in layer.outputs:
+        result.shapes[(layer.index, port.id)] = qs.output
+        result.unknown[(layer.index, port.id)] = unknown
+        result.element_types[(layer.index, port.id)] = port.element_type
 
 
 def parameter_element_type(layer: Layer) -> str | None:

@@ -22,9 +22,20 @@ irpool, and the base of the paths the tests name (fixtures/...)."""
 REQUIRE_ORACLES = os.environ.get("IRPOOL_REQUIRE_ORACLES") == "1"
 REQUIRE_TORCH = os.environ.get("IRPOOL_REQUIRE_TORCH") == "1"
 REQUIRE_TF = os.environ.get("IRPOOL_REQUIRE_TF") == "1"
+SLOW = os.environ.get("IRPOOL_SLOW") == "1"
+"""IRPOOL_SLOW=1 (set by .ci/run) runs the tests marked slow: the long sweeps against the
+runtimes and the real networks. Without it they are skipped, each with the reason in pytest's
+summary, so that the default `python -m pytest` stays a few minutes on two cores."""
+
+
+def sweep(quick: int, full: int) -> int:
+    """How many random cases a sweep draws: `full` with IRPOOL_SLOW=1 (CI), `quick` in the
+    default run, which keeps every sweep (and so every runtime it checks) at a smaller size."""
+    return full if SLOW else quick
+
 
 settings.register_profile(
-    "dev", max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+    "dev", max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow]
 )
 settings.register_profile(
     "ci",
@@ -138,13 +149,10 @@ def tf() -> ModuleType:
 settings.register_profile(
     "long", max_examples=5000, deadline=None, suppress_health_check=list(HealthCheck)
 )
-settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci" if REQUIRE_ORACLES else "dev"))
+settings.load_profile(
+    os.environ.get("HYPOTHESIS_PROFILE", "ci" if REQUIRE_ORACLES or SLOW else "dev")
+)
 
-
-SLOW = os.environ.get("IRPOOL_SLOW") == "1"
-"""IRPOOL_SLOW=1 (set by .ci/run) runs the tests marked slow: the long sweeps against the
-runtimes and the real networks. Without it they are skipped, each with the reason in pytest's
-summary, so that the default `python -m pytest` stays a few minutes on two cores."""
 
 SLOW_REASON = (
     "slow sweep, skipped by default: IRPOOL_SLOW=1 or pytest -m slow runs it (.ci/run does)"

@@ -12,7 +12,7 @@ from types import ModuleType
 from typing import Any
 
 import pytest
-from conftest import ROOT, irpool
+from conftest import ROOT, irpool, sweep
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from strategies import pool_params
@@ -73,7 +73,7 @@ def test_one_corrupted_dim_is_found_and_named(path: Path) -> None:
     text = path.read_text()
     spans = _dim_spans(text)
     rng = random.Random(path.name)
-    for m in rng.sample(spans, min(60, len(spans))):
+    for m in rng.sample(spans, min(sweep(quick=10, full=60), len(spans))):
         old = int(m.group(1))
         new = old + 1 if old > 0 else (7 if old == -1 else 1)
         corrupted = text[: m.start(1)] + str(new) + text[m.end(1) :]
@@ -168,7 +168,7 @@ LAYERS = pool_params(window=7, stride=5, pad=5, size=20, channels=2, openvino_ch
 
 
 @pytest.mark.parametrize("convention", ["openvino", "onnx", "torch"])
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=sweep(quick=50, full=400), deadline=None)
 @given(case=LAYERS)
 def test_formula_ends_in_the_planned_size(
     convention: str, case: tuple[PoolParams, tuple[int, ...]]
@@ -200,7 +200,7 @@ def test_formula_ends_in_the_planned_size(
             assert not cv.onnxruntime_sizes, text  # onnxruntime does not clamp the span
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=sweep(quick=50, full=400), deadline=None)
 @given(
     case=LAYERS,
     bounds=st.tuples(st.integers(0, 15), st.integers(0, 8) | st.none()),

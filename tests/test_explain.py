@@ -15,7 +15,7 @@ from types import ModuleType
 
 import numpy as np
 import pytest
-from conftest import ROOT, irpool
+from conftest import ROOT, irpool, sweep
 from hypothesis import given, settings
 from strategies import pool_params
 
@@ -155,7 +155,7 @@ def _naive_classify(a: AxisPlan) -> tuple[list[int], list[int], list[int]]:
 
 
 @pytest.mark.parametrize("convention", ["openvino", "onnx", "torch", "tf"])
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=sweep(quick=40, full=300), deadline=None)
 @given(case=pool_params(window=6, stride=4, pad=4, size=14))
 def test_report_agrees_with_the_plan(
     convention: str, case: tuple[PoolParams, tuple[int, ...]]

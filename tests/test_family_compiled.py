@@ -233,3 +233,29 @@ def test_unpool_as_the_numpy_core(layout: str, dtype: str) -> None:
     with pytest.raises(InputError) as core:
         execute(plan, [x, idx])
     assert str(mine.value) == str(core.value)
+
+
+LONG = settings(max_examples=1000, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("isa", ["avx512", "avx2"])
+@LONG
+@given(case=reduce_cases())
+def test_reductions_long_sweep(isa: str, case: Any) -> None:
+    """The reduction property above over a thousand cases per instruction set (CI)."""
+    test_reductions_as_the_numpy_core.hypothesis.inner_test(isa, case)  # type: ignore[attr-defined]
+
+
+@pytest.mark.slow
+@LONG
+@given(case=adaptive_cases())
+def test_adaptive_long_sweep(case: Any) -> None:
+    test_adaptive_as_the_numpy_core.hypothesis.inner_test(case)  # type: ignore[attr-defined]
+
+
+@pytest.mark.slow
+@LONG
+@given(case=lp_cases())
+def test_lp_long_sweep(case: Any) -> None:
+    test_lp_as_the_numpy_core.hypothesis.inner_test(case)  # type: ignore[attr-defined]

@@ -10,6 +10,7 @@ import tempfile
 from pathlib import Path
 
 import test_fuzz as base
+from conftest import sweep
 from hypothesis import HealthCheck, given, settings
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -17,7 +18,7 @@ FAMILIES = ROOT / "fixtures" / "ir" / "families.xml"
 
 
 @settings(
-    max_examples=int(os.environ.get("IRPOOL_FUZZ_QUICK", "80")),
+    max_examples=int(os.environ.get("IRPOOL_FUZZ_QUICK", sweep(quick=25, full=80))),
     deadline=None,
     suppress_health_check=list(HealthCheck),
     derandomize=True,

@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from conftest import irpool
+from conftest import irpool, sweep
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from onnx_helpers import one_node_model
@@ -39,8 +39,15 @@ INTEGERS = ["i64", "i32", "i16", "i8", "u64", "u32", "u16", "u8"]
 TYPES = FLOATS + INTEGERS + ["boolean"]
 SCALE = int(os.environ.get("IRPOOL_FIDELITY_SCALE", "1"))
 """More examples per test (IRPOOL_FIDELITY_SCALE=20 for a long campaign while developing)."""
+
+
+def examples(full: int) -> int:
+    """Examples of a property: `full` under IRPOOL_SLOW=1, a fifth of it by default."""
+    return sweep(quick=max(10, full // 5), full=full) * SCALE
+
+
 FAST = settings(
-    max_examples=40 * SCALE,
+    max_examples=examples(40),
     deadline=None,
     derandomize=True,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
@@ -234,7 +241,7 @@ def chains(draw: st.DrawFn) -> tuple[str, bytes, dict[str, np.ndarray]]:
     return net.xml(), net.bin(), inputs
 
 
-@settings(FAST, max_examples=200 * SCALE)
+@settings(FAST, max_examples=examples(200))
 @given(case=chains())
 def test_convert_and_held_precision_chains(ov: ModuleType, tmp_path: Path, case: Any) -> None:
     """Classes 1-3 and 7: Convert between all 13 types (float -> integer, to bf16, f64 -> f32),
@@ -346,7 +353,7 @@ def integer_layers(draw: st.DrawFn) -> tuple[str, bytes, dict[str, np.ndarray]]:
     return net.xml(), net.bin(), inputs
 
 
-@settings(FAST, max_examples=150 * SCALE)
+@settings(FAST, max_examples=examples(150))
 @given(case=integer_layers())
 def test_integer_pooling(ov: ModuleType, tmp_path: Path, case: Any) -> None:
     """Class 4: integer layers in float32 or in integers, the f32 -> i32 saturation, folded
@@ -406,7 +413,7 @@ def bf16_max_layers(draw: st.DrawFn) -> tuple[str, bytes, dict[str, np.ndarray]]
     return net.xml(), net.bin(), {} if constant else {"x": x}
 
 
-@settings(FAST, max_examples=100 * SCALE)
+@settings(FAST, max_examples=examples(100))
 @given(case=bf16_max_layers())
 def test_bf16_max_start(ov: ModuleType, tmp_path: Path, case: Any) -> None:
     """Class 5: where a bfloat16 max starts (reference kernel, jit kernel, folded), subnormals
@@ -474,7 +481,7 @@ ITEM = st.one_of(
 op's validation, decides)."""
 
 
-@settings(FAST, max_examples=200 * SCALE)
+@settings(FAST, max_examples=examples(200))
 @given(
     kernel=st.lists(ITEM, min_size=2, max_size=2),
     trailing=st.booleans(),
@@ -661,7 +668,7 @@ def test_qlinear_requantisation(
     assert agree(ours, theirs) is None, (ours, theirs)
 
 
-@settings(FAST, max_examples=300 * SCALE)
+@settings(FAST, max_examples=examples(300))
 @given(
     rank=st.integers(1, 3),
     kind=st.sampled_from(["max", "avg"]),

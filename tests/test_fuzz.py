@@ -19,7 +19,7 @@ import tempfile
 from pathlib import Path
 
 import pytest
-from conftest import ROOT
+from conftest import ROOT, sweep
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -120,7 +120,7 @@ def _commands(path: str, out: str) -> list[list[str]]:
 
 
 @settings(
-    max_examples=int(os.environ.get("IRPOOL_FUZZ_QUICK", "150")),
+    max_examples=int(os.environ.get("IRPOOL_FUZZ_QUICK", sweep(quick=40, full=150))),
     deadline=None,
     suppress_health_check=list(HealthCheck),
     derandomize=True,

@@ -5,17 +5,14 @@ with count_include_pad=0 on the same input."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 from types import ModuleType
 
 import numpy as np
 import pytest
+from conftest import irpool as irpool_cli
 
 import irpool
-
-ROOT = Path(__file__).resolve().parents[1]
 
 
 def _average_pool(onnx: ModuleType, path: Path, opset: int) -> Path:
@@ -46,12 +43,7 @@ def test_average_pool_1_is_the_evaluators_known_bug(
     truth = ort.InferenceSession(str(v7), providers=["CPUExecutionProvider"]).run(None, {"x": x})
     ours = irpool.run(str(v1), {"x": x}).outputs["y"]
     np.testing.assert_allclose(ours, truth[0], rtol=1e-6, atol=1e-7)
-    o = subprocess.run(
-        [sys.executable, "-m", "irpool", "compare", str(v1)],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-    )
+    o = irpool_cli("compare", str(v1))
     assert o.returncode == 0, o.stdout + o.stderr
     assert "BUG" in o.stdout and "AveragePool-1 excludes the padding" in o.stdout
     assert "please report it" not in o.stdout

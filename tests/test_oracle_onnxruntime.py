@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from conftest import sweep
 
 from irpool.errors import IrpoolError
 from irpool.geometry import plan
@@ -26,8 +27,8 @@ from irpool.oracles import onnxruntime_rt
 
 pytestmark = pytest.mark.oracle
 
-SWEEP = 900
-REQUIRED = 600
+SWEEP = sweep(quick=150, full=900)
+REQUIRED = SWEEP * 2 // 3
 
 
 def make_case(rng: random.Random) -> dict[str, Any]:

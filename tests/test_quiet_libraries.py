@@ -3,15 +3,12 @@ itself, numpy's RuntimeWarnings; irpool's one line is all stderr holds."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 from types import ModuleType
 
 import numpy as np
 import pytest
-
-ROOT = Path(__file__).resolve().parents[1]
+from conftest import ROOT, irpool
 
 
 @pytest.mark.oracle
@@ -41,12 +38,7 @@ def test_an_onnxruntime_kernel_failure_is_one_line(
     model.ir_version = 8
     path = tmp_path / "q.onnx"
     onnx.save(model, str(path))
-    o = subprocess.run(
-        [sys.executable, "-m", "irpool", "compare", str(path)],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-    )
+    o = irpool("compare", str(path))
     assert o.returncode == 2, o.stdout + o.stderr
     assert o.stderr.count("\n") == 1 and o.stderr.startswith("irpool: "), o.stderr
     assert "out of computation range" in o.stderr

@@ -9,7 +9,7 @@ from types import ModuleType
 
 import numpy as np
 import pytest
-from conftest import ROOT, irpool
+from conftest import ROOT, irpool, sweep
 
 from irpool.arrays import load_arrays, save_npz
 from irpool.fixtures import layer_data
@@ -265,7 +265,8 @@ def test_nets_written_by_openvino_match_it(ov: ModuleType, tmp_path: Path) -> No
         "i64": np.int64,
     }
     compared = 0
-    for case in range(400):
+    nets = sweep(quick=80, full=400)
+    for case in range(nets):
         rank = int(rng.choice([1, 2, 2, 3]))
         et = str(rng.choice(["f32", "f32", "f16", "f16", "i8", "u8", "i32", "i64"]))
         shape = [int(rng.integers(1, 3)), int(rng.integers(1, 4))]
@@ -307,7 +308,7 @@ def test_nets_written_by_openvino_match_it(ov: ModuleType, tmp_path: Path) -> No
                 continue
             assert same.all(), (case, name, topology, et, shape, have, want)
         compared += 1
-    assert compared >= 250, compared
+    assert compared >= nets * 5 // 8, compared
 
 
 @pytest.mark.oracle

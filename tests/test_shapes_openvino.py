@@ -12,6 +12,7 @@ from pathlib import Path
 from types import ModuleType
 
 import pytest
+from conftest import sweep
 from hypothesis import event, given, settings
 from hypothesis import strategies as st
 
@@ -129,7 +130,7 @@ def irpool_shape(xml: str) -> str | None:
     return format_shape(inference.pooling[0].output_shape)
 
 
-@settings(max_examples=2000, deadline=None, derandomize=True)
+@settings(max_examples=sweep(quick=150, full=2000), deadline=None, derandomize=True)
 @given(configs())
 def test_output_shape_matches_openvino(
     ov: ModuleType, tmp_path_factory: pytest.TempPathFactory, config: Config

@@ -67,11 +67,12 @@ def _fixtures_options(p: Any) -> None:
     source = p.add_mutually_exclusive_group()
     source.add_argument(
         "--preset",
-        choices=["smoke", "corners", "full", "family"],
+        choices=["smoke", "corners", "full", "family", "int8"],
         default=None,
         help="smoke: one case per op version; corners: every named divergence and the spec "
         "examples; full: versions x ranks x attributes x element types; family: "
-        "AdaptiveAvgPool-8, AdaptiveMaxPool-8 and ReduceMean/Max/Sum/L1/L2 (default smoke)",
+        "AdaptiveAvgPool-8, AdaptiveMaxPool-8 and ReduceMean/Max/Sum/L1/L2; int8: FakeQuantize -> "
+        "AvgPool/MaxPool/ReduceMean -> [FakeQuantize] as the CPU plugin runs them (default smoke)",
     )
     source.add_argument("--grid", metavar="FILE.toml", help="a sweep of your own (TOML)")
     source.add_argument(

@@ -29,9 +29,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-import numpy.typing as npt
-
-from ..families import FamilyPlan
+from ..families import Array, FamilyPlan
 from ..geometry import PoolParams, PoolPlan
 from .predicates import Conversion as Conversion
 from .predicates import (
@@ -85,8 +83,6 @@ from .predicates import (
     _same,
 )
 from .predicates import _overhang_kind as _overhang_kind
-
-Array = npt.NDArray[Any]
 
 
 @dataclass(frozen=True)

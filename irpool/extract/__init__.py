@@ -31,6 +31,7 @@ import numpy.typing as npt
 
 from .. import conventions
 from ..errors import IrpoolError, OutputError, UsageError, Where
+from ..files import exists_in_folder
 from ..model import Graph, Layer
 from .judge import (
     Verdict,
@@ -151,14 +152,11 @@ def extract(
     `seed` in [low, high)).  `runtime` (ONNX models): openvino (its conversion, as
     convert-report audits it; the default) or onnxruntime.  With `verify`, repro.py is run once
     in a child process and its exit code recorded.  Returns an ExtractResult."""
-    from ..api import _given, _graph_of, _shapes
-    from ..inputs import draw, reshaped
+    from ..api import _full_model
 
-    with _graph_of(model) as graph:
-        if graph.fragment:
-            raise UsageError("model: a file of layer fragments; extract needs a full model")
-        graph = reshaped(graph, _shapes(input_shapes))
-        arrays, _ = draw(graph, _given(inputs), seed, low, high, cast)
+    draws = (seed, low, high, cast)
+    with _full_model(model, inputs, input_shapes, draws, "extract needs a full model") as full:
+        graph, arrays = full
         return extract_layer(
             graph,
             layer,
@@ -180,12 +178,7 @@ def check_outdir(outdir: str, force: bool, protected: Sequence[str] = ()) -> Non
     """Refuse an output folder that cannot be written: its parent missing, a file, a non-empty
     folder without `force`, or one that holds the model or an input."""
     where = Where(file=outdir)
-    parent = os.path.dirname(os.path.abspath(outdir))
-    if not os.path.isdir(parent):
-        raise OutputError(
-            f"folder {parent} does not exist; create it first (irpool does not)", where
-        )
-    if not os.path.lexists(outdir):
+    if not exists_in_folder(outdir, where, "folder"):
         return
     if os.path.islink(outdir) or not os.path.isdir(outdir):
         raise OutputError("output path exists and is not a folder; expected a new folder", where)

@@ -125,20 +125,13 @@ def grow_producers(cut: IrCut) -> IrCut | None:
     """The cut with the layers that produce its inputs (one level up), or None when only
     Parameters feed it."""
     graph = cut.graph
-    added = []
+    added: list[Layer] = []
     for feed in feeds(cut):
         layer = graph.layer(feed.from_layer)
         if REGISTRY.role(layer) == "parameter" or layer.type.lower() == "parameter":
             continue
         added.append(layer)
-    if not added:
-        return None
-    grown = cut.copy()
-    for layer in added:
-        assert layer.id is not None
-        grown.layers.add(layer.id)
-        grown.kept.append(f"producer {layer.label} ({layer.type})")
-    return grown
+    return _grown(cut, added, "producer")
 
 
 def grow_consumers(cut: IrCut) -> IrCut | None:
@@ -154,13 +147,18 @@ def grow_consumers(cut: IrCut) -> IrCut | None:
                 continue
             if layer not in added:
                 added.append(layer)
+    return _grown(cut, added, "consumer")
+
+
+def _grown(cut: IrCut, added: list[Layer], role: str) -> IrCut | None:
+    """The cut with the added layers, each noted as its role; None when none was added."""
     if not added:
         return None
     grown = cut.copy()
     for layer in added:
         assert layer.id is not None
         grown.layers.add(layer.id)
-        grown.kept.append(f"consumer {layer.label} ({layer.type})")
+        grown.kept.append(f"{role} {layer.label} ({layer.type})")
     return grown
 
 
@@ -235,15 +233,7 @@ def build_ir(
                 p.names or ((f"{name}:{k}",) if layer is cut.target else ())
                 for k, p in enumerate(layer.outputs)
             ]
-            made = net.op(
-                layer.type,
-                layer.version or "opset1",
-                name,
-                dict(layer.data) or None,
-                inputs,
-                outs,
-                out_names,
-            )
+            made = net.copy(layer, name, inputs, outs, out_names)
         for port, ref in zip(layer.outputs, made, strict=True):
             refs[(layer.id, port.id)] = ref
             if _is_const(layer):

@@ -24,7 +24,7 @@ from ..files import atomic_open, check_output
 from ..model import ELEMENT_BITS, ELEMENT_TYPES, PRECISIONS, format_shape
 
 if TYPE_CHECKING:
-    from ..model import Graph
+    from ..model import Graph, Layer
 
 _PRECISION_OF = {et: prec for prec, et in PRECISIONS.items()}
 _NUMPY_OF = ELEMENT_TYPES
@@ -222,6 +222,25 @@ class NetBuilder:
             )
         )
 
+    def copy(
+        self,
+        layer: Layer,
+        name: str,
+        inputs: Sequence[Ref],
+        outputs: Sequence[tuple[Sequence[int] | None, str]],
+        names: Sequence[Sequence[str]] | None = None,
+    ) -> list[Ref]:
+        """A layer read from an IR, written again as it was (type, version, data)."""
+        return self.op(
+            layer.type,
+            layer.version or "opset1",
+            name,
+            dict(layer.data) or None,
+            inputs,
+            outputs,
+            names,
+        )
+
     def result(self, name: str, ref: Ref, output_names: Sequence[str] | None = None) -> None:
         """A Result; IR v11 records its tensor names in `output_names`: by default, as openvino
         writes them, the names of the tensor it receives, or its own name if that has none."""
@@ -303,11 +322,9 @@ class NetBuilder:
                 net.result(name, inputs[0])
                 made = []
             else:
-                made = net.op(
-                    layer.type,
-                    layer.version or "opset1",
+                made = net.copy(
+                    layer,
                     name,
-                    dict(layer.data) or None,
                     inputs,
                     [(p.dims, p.element_type or "f32") for p in layer.outputs],
                     [p.names for p in layer.outputs],

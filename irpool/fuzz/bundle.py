@@ -51,26 +51,19 @@ def load_input():
     return np.load(os.path.join(HERE, "input.bf16.npy")).view(ml_dtypes.bfloat16)
 
 
-def openvino():
+def openvino(model="model.xml"):
     import openvino as ov
 
     core = ov.Core()
     compiled = core.compile_model(
-        core.read_model(os.path.join(HERE, "model.xml")), "CPU",
+        core.read_model(os.path.join(HERE, model)), "CPU",
         {{"INFERENCE_PRECISION_HINT": "f32"}},
     )
     return [np.array(t.data) for t in compiled([load_input()]).to_tuple()][:1]
 
 
 def openvino_onnx():
-    import openvino as ov
-
-    core = ov.Core()
-    compiled = core.compile_model(
-        core.read_model(os.path.join(HERE, "model.onnx")), "CPU",
-        {{"INFERENCE_PRECISION_HINT": "f32"}},
-    )
-    return [np.array(t.data) for t in compiled([load_input()]).to_tuple()][:1]
+    return openvino("model.onnx")
 
 
 def onnxruntime():

@@ -247,32 +247,41 @@ def describe(plan: PoolPlan) -> tuple[str, str]:
 # -- preparing a plan -------------------------------------------------------------------------
 
 
-_MODULE: list[Any] = []
 _LOCK = threading.Lock()
 
 
-def _kernels() -> Any:
-    """The kernel module (imports numba; nothing compiles until a kernel's first call)."""
-    if not _MODULE:
-        with _LOCK:
-            if not _MODULE:
-                _MODULE.append(_import_kernels())
-    return _MODULE[0]
+class NumbaModule:
+    """A module of numba kernels, imported on the first call (imports numba; nothing compiles
+    until a kernel's first call)."""
+
+    def __init__(self, name: str) -> None:
+        self.name = f"{__package__}.{name}"
+        self._module: list[Any] = []
+        self._lock = threading.Lock()
+
+    def __call__(self) -> Any:
+        if not self._module:
+            with self._lock:
+                if not self._module:
+                    self._module.append(self._import())
+        return self._module[0]
+
+    def _import(self) -> Any:
+        """The module, with numba's disk cache where numba finds a writable place for it
+        (beside the module, else the user's cache directory, or NUMBA_CACHE_DIR); where it
+        finds none (a read-only install and no writable home), without the cache: each process
+        then compiles the kernels it uses."""
+        try:
+            return importlib.import_module(self.name)
+        except RuntimeError as e:
+            if "no locator available" not in str(e):
+                raise
+        sys.modules.pop(self.name, None)
+        os.environ["IRPOOL_NUMBA_CACHE"] = "0"
+        return importlib.import_module(self.name)
 
 
-def _import_kernels() -> Any:
-    """numba_kernels, with numba's disk cache where numba finds a writable place for it (beside
-    the module, else the user's cache directory, or NUMBA_CACHE_DIR); where it finds none (a
-    read-only install and no writable home), without the cache: each process then compiles
-    the kernels it uses."""
-    try:
-        return importlib.import_module(f"{__package__}.numba_kernels")
-    except RuntimeError as e:
-        if "no locator available" not in str(e):
-            raise
-    sys.modules.pop(f"{__package__}.numba_kernels", None)
-    os.environ["IRPOOL_NUMBA_CACHE"] = "0"
-    return importlib.import_module(f"{__package__}.numba_kernels")
+_kernels = NumbaModule("numba_kernels")
 
 
 class _Kernels:

@@ -5,10 +5,6 @@ compiled kernels are tested against (tests/test_family_compiled.py)."""
 
 from __future__ import annotations
 
-import importlib
-import os
-import sys
-import threading
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -23,6 +19,7 @@ from ..families.reduce import ReducePlan
 from ..families.unpool import UnpoolPlan
 from ..geometry import PoolPlan
 from .adaptive import _compute_input, _divide, _positions, store_rounded
+from .compiled import NumbaModule
 from .family import execute
 from .reduction import LOWEST32, _bf16_half_up_if_odd, _scalar_mask, _to_float32
 
@@ -68,25 +65,8 @@ def _compiled(plan: FamilyPlan, threads: int) -> Kernel:
     raise UsageError(f"no compiled kernel for {type(plan).__name__}")
 
 
-_MODULE: list[Any] = []
-_LOCK = threading.Lock()
-
-
-def kernels() -> Any:
-    """numba_family (imports numba), with numba's disk cache where it has a place for it."""
-    if not _MODULE:
-        with _LOCK:
-            if not _MODULE:
-                try:
-                    module = importlib.import_module(f"{__package__}.numba_family")
-                except RuntimeError as e:
-                    if "no locator available" not in str(e):
-                        raise
-                    sys.modules.pop(f"{__package__}.numba_family", None)
-                    os.environ["IRPOOL_NUMBA_CACHE"] = "0"
-                    module = importlib.import_module(f"{__package__}.numba_family")
-                _MODULE.append(module)
-    return _MODULE[0]
+kernels = NumbaModule("numba_family")
+"""numba_family, imported on first use (as compiled.py's kernels)."""
 
 
 # -- reductions -------------------------------------------------------------------------------
@@ -197,10 +177,9 @@ class _ReduceKernel:
         return out
 
     def __call__(self, inputs: Sequence[Array | None]) -> list[Array]:
-        x = inputs[0]
-        assert x is not None
         plan = self.plan
-        if str(x.dtype.name) != plan.dtype or tuple(x.shape) != plan.input_shape:
+        x = _planned_input(plan, inputs)
+        if x is None:
             return execute(plan, inputs)  # its errors
         xf = x if x.dtype == np.float32 else _to_float32(x)
         res = self._fold(np.ascontiguousarray(xf).reshape(-1)).reshape(plan.output_shape)
@@ -256,44 +235,44 @@ def prepare(plan: FamilyPlan, threads: int = 1, path: str | None = None) -> Prep
 # -- adaptive pooling -------------------------------------------------------------------------
 
 
-class _AdaptiveKernel:
-    """An AdaptivePlan (kernel/adaptive.py adaptive_pool): the window loop in numba_family's
-    kernel, the conversions around it the numpy core's own; a layer openvino runs as a
-    reduction (as_reduce) on the reduction kernel."""
+def _planned_input(plan: FamilyPlan, inputs: Sequence[Array | None]) -> Array | None:
+    """The input when it has the dtype and shape the kernel was prepared for, else None (the
+    numpy core then runs the plan, and raises its errors)."""
+    x = inputs[0]
+    assert x is not None
+    if str(x.dtype.name) != plan.dtype or tuple(x.shape) != plan.input_shape:
+        return None
+    return x
 
-    def __init__(self, plan: AdaptivePlan) -> None:
-        self.plan = plan
+
+class _WindowLoop:
+    """numba_family's window loop (`adaptive`) over per-axis tap tables (positions clamped into
+    the input, and whether each lies inside): what the adaptive and the Lp kernels share."""
+
+    def __init__(
+        self,
+        tables: list[tuple[Array, Array]],
+        input_shape: Sequence[int],
+        output_shape: Sequence[int],
+    ) -> None:
         self.k = kernels()
-        self.reduce: Kernel | None = None
-        if plan.as_reduce is not None:
-            self.reduce = (
-                _ReduceKernel(plan.as_reduce)
-                if why_not(plan.as_reduce) is None
-                else (lambda ins: execute(plan.as_reduce, ins))  # type: ignore[arg-type]
-            )
-        shape = plan.input_shape
-        nd = len(plan.axes)
-        tables = [(np.zeros((1, 1), np.int64), np.ones((1, 1), np.bool_))] * (3 - nd)
-        for a in plan.axes:
-            pos, valid = _positions(a)
-            tables.append((np.ascontiguousarray(pos, np.int64), np.ascontiguousarray(valid)))
-        self.tables = tables
-        sizes = [1] * (3 - nd) + list(shape[2:])
-        self.s0, self.s1 = sizes[1] * sizes[2], sizes[2]
-        self.plane = int(np.prod(shape[2:], dtype=np.int64))
-        self.planes = int(np.prod(shape[:2], dtype=np.int64))
-        self.count = int(np.prod(plan.output_shape, dtype=np.int64))
-        self.cdt = np.dtype(plan.compute)
-        if plan.as_reduce is None or plan.indices:
-            self._loop(np.zeros(self.planes * self.plane, self.cdt))
+        lead = 3 - len(tables)
+        self.tables = [(np.zeros((1, 1), np.int64), np.ones((1, 1), np.bool_))] * lead + tables
+        spatial = [1] * lead + list(input_shape[2:])
+        self.s0, self.s1 = spatial[1] * spatial[2], spatial[2]
+        self.plane = int(np.prod(input_shape[2:], dtype=np.int64))
+        self.planes = int(np.prod(input_shape[:2], dtype=np.int64))
+        self.count = int(np.prod(output_shape, dtype=np.int64))
 
-    def _loop(self, xc: Array) -> tuple[Array, Array]:
-        plan = self.plan
+    def _window_loop(
+        self, x: Array, is_max: bool, first_strict: bool, sums: bool
+    ) -> tuple[Array, Array]:
+        """Each window's max (with its index) or sum, over the flat input `x`."""
         (p0, v0), (p1, v1), (p2, v2) = self.tables
-        out = np.empty(self.count, xc.dtype)
+        out = np.empty(self.count, x.dtype)
         idx = np.empty(self.count, np.int64)
         self.k.adaptive(
-            xc,
+            np.ascontiguousarray(x).reshape(-1),
             self.planes,
             self.plane,
             p0,
@@ -304,20 +283,47 @@ class _AdaptiveKernel:
             v2,
             self.s0,
             self.s1,
-            plan.reduce == "max",
-            plan.max_rule == "first_strict",
-            xc.dtype.type(0),
+            is_max,
+            first_strict,
+            x.dtype.type(0),
             out,
             idx,
-            False,
+            sums,
         )
         return out, idx
 
-    def __call__(self, inputs: Sequence[Array | None]) -> list[Array]:
-        x = inputs[0]
-        assert x is not None
+
+class _AdaptiveKernel(_WindowLoop):
+    """An AdaptivePlan (kernel/adaptive.py adaptive_pool): the window loop in numba_family's
+    kernel, the conversions around it the numpy core's own; a layer openvino runs as a
+    reduction (as_reduce) on the reduction kernel."""
+
+    def __init__(self, plan: AdaptivePlan) -> None:
+        self.plan = plan
+        self.reduce: Kernel | None = None
+        if plan.as_reduce is not None:
+            self.reduce = (
+                _ReduceKernel(plan.as_reduce)
+                if why_not(plan.as_reduce) is None
+                else (lambda ins: execute(plan.as_reduce, ins))  # type: ignore[arg-type]
+            )
+        tables = []
+        for a in plan.axes:
+            pos, valid = _positions(a)
+            tables.append((np.ascontiguousarray(pos, np.int64), np.ascontiguousarray(valid)))
+        super().__init__(tables, plan.input_shape, plan.output_shape)
+        self.cdt = np.dtype(plan.compute)
+        if plan.as_reduce is None or plan.indices:
+            self._loop(np.zeros(self.planes * self.plane, self.cdt))
+
+    def _loop(self, xc: Array) -> tuple[Array, Array]:
         plan = self.plan
-        if str(x.dtype.name) != plan.dtype or tuple(x.shape) != plan.input_shape:
+        return self._window_loop(xc, plan.reduce == "max", plan.max_rule == "first_strict", False)
+
+    def __call__(self, inputs: Sequence[Array | None]) -> list[Array]:
+        plan = self.plan
+        x = _planned_input(plan, inputs)
+        if x is None:
             return execute(plan, inputs)  # its errors
         if plan.as_reduce is not None and not plan.indices:
             assert self.reduce is not None
@@ -345,9 +351,9 @@ class _AdaptiveKernel:
 
 
 def _window_tables(plan: PoolPlan) -> list[tuple[Array, Array]]:
-    """Per axis (three, leading trivial ones added): each output's tap positions clamped into
-    the input and whether the tap lies inside (kernel/lp.py _taps)."""
-    tables = [(np.zeros((1, 1), np.int64), np.ones((1, 1), np.bool_))] * (3 - len(plan.axes))
+    """Per axis: each output's tap positions clamped into the input and whether the tap lies
+    inside (kernel/lp.py _taps)."""
+    tables = []
     for a in plan.axes:
         out = np.arange(a.out, dtype=np.int64)[:, None] * a.stride - a.pad_begin
         pos = out + np.arange(a.window, dtype=np.int64)[None, :] * a.dilation
@@ -358,7 +364,7 @@ def _window_tables(plan: PoolPlan) -> list[tuple[Array, Array]]:
     return tables
 
 
-class _LpKernel:
+class _LpKernel(_WindowLoop):
     """An LpPlan (kernel/lp.py lp_pool): the window sums in numba_family's window loop, the
     averages and reductions of openvino's decomposition prepared once (PreparedPool, the
     reduction kernel); the powers are the numpy core's own (libm.py)."""
@@ -368,14 +374,8 @@ class _LpKernel:
         from .prepared import PreparedPool
 
         self.plan = plan
-        self.k = kernels()
         window = plan.window
-        self.tables = _window_tables(window)
-        spatial = [1] * (3 - len(window.axes)) + list(window.input_shape[2:])
-        self.s0, self.s1 = spatial[1] * spatial[2], spatial[2]
-        self.plane = int(np.prod(window.input_shape[2:], dtype=np.int64))
-        self.planes = int(np.prod(window.input_shape[:2], dtype=np.int64))
-        self.count = int(np.prod(window.output_shape, dtype=np.int64))
+        super().__init__(_window_tables(window), window.input_shape, window.output_shape)
         self.average: PreparedPool | None = None
         self.sum: Kernel | None = None
         if plan.rule == "openvino":
@@ -393,38 +393,16 @@ class _LpKernel:
             self.counts = np.maximum(window_counts(window), 1).astype(np.float32)
 
     def _sums(self, t: Array) -> Array:
-        (p0, v0), (p1, v1), (p2, v2) = self.tables
-        out = np.empty(self.count, t.dtype)
-        idx = np.empty(self.count, np.int64)
-        self.k.adaptive(
-            np.ascontiguousarray(t).reshape(-1),
-            self.planes,
-            self.plane,
-            p0,
-            v0,
-            p1,
-            v1,
-            p2,
-            v2,
-            self.s0,
-            self.s1,
-            False,
-            False,
-            t.dtype.type(0),
-            out,
-            idx,
-            True,
-        )
+        out, _ = self._window_loop(t, False, False, True)
         return out.reshape(self.plan.window.output_shape)
 
     def __call__(self, inputs: Sequence[Array | None]) -> list[Array]:
         from .libm import pow_to_float, power_rules, powf
         from .lp import _torch_pow
 
-        x = inputs[0]
-        assert x is not None
         plan = self.plan
-        if str(x.dtype.name) != plan.dtype or tuple(x.shape) != plan.input_shape:
+        x = _planned_input(plan, inputs)
+        if x is None:
             return execute(plan, inputs)  # its errors
         f32 = np.float32
         with np.errstate(invalid="ignore", over="ignore", divide="ignore"):

@@ -7,21 +7,10 @@ does, in the same order: fastmath is off, so nothing is reassociated or contract
 
 from __future__ import annotations
 
-import os
-
 import numpy as np
 from numba import njit
 
-CACHE = os.environ.get("IRPOOL_NUMBA_CACHE", "1") != "0"
-
-OPTS = {
-    "cache": CACHE,
-    "nogil": True,
-    "fastmath": False,
-    "boundscheck": False,
-    "error_model": "numpy",
-}
-INL = {"inline": "always", **OPTS}
+from .numba_kernels import INL, OPTS
 
 # kind: 0 sum (sum, mean, l1, l2 after the transform), 1 max (x86 MAXPS)
 # pre: 0 none, 1 |x|, 2 x*x; post: 0 none, 1 divide by `count`, 2 sqrt
