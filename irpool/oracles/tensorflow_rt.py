@@ -381,8 +381,11 @@ def trace(program: Program, arrays: list[Array]) -> Traced:
         for p in (layer.input_value(0), layer.output(0))
     ]
     unique = list({(p.get_node().get_friendly_name(), p.get_index()): p for p in taps}.values())
+    finals: list[Array] = []
     with refusals("openvino", program.path):
-        values = openvino_rt.probe(model, unique, openvino_rt.parameter_inputs(model, arrays))
+        values = openvino_rt.probe(
+            model, unique, openvino_rt.parameter_inputs(model, arrays), finals=finals
+        )
     by_key = {
         (p.get_node().get_friendly_name(), p.get_index()): v
         for p, v in zip(unique, values, strict=True)
@@ -392,7 +395,46 @@ def trace(program: Program, arrays: list[Array]) -> Traced:
         own_in, own_out = fetched[2 * i], fetched[2 * i + 1]
         traced.append(_op(op, attrs, layer, how, own_in, own_out, by_key, tf))
     inputs = {n: tuple(x.shape) for n, x in zip(program.input_names, arrays, strict=False)}
-    return Traced("tf", program.kind, version(), inputs, traced)
+    notes = deployed_notes(program, arrays, finals)
+    return Traced("tf", program.kind, version(), inputs, traced, notes)
+
+
+def deployed_notes(program: Program, arrays: list[Array], finals: list[Array]) -> list[str]:
+    """Whether what convert-report ran (the conversion with the inputs' static shapes, every
+    compared tensor made an output) computes the model's final outputs as the model deployed
+    does (converted with its own input shapes, run as it is): a note when it does not, naming
+    the cause (the static shapes, or the probe) and how far the outputs moved."""
+    from ..compare_report import probe_effect
+
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            deployed = openvino_rt.convert_object(program.convert)
+        plain: list[Array] = []
+        openvino_rt.probe(
+            deployed, [], openvino_rt.parameter_inputs(deployed, arrays), finals=plain
+        )
+    except Exception:  # a model openvino converts only with static shapes: nothing to compare
+        return []
+    effect = probe_effect(plain, finals)
+    if not effect.moved:
+        return []
+    static: list[Array] = []
+    model = openvino_rt.convert_object(program.convert, [list(x.shape) for x in arrays])
+    openvino_rt.probe(model, [], openvino_rt.parameter_inputs(model, arrays), finals=static)
+    shapes = ", ".join(str(p.get_partial_shape()) for p in deployed.get_parameters())
+    cause = (
+        "the static input shapes"
+        if probe_effect(plain, static).moved
+        else "the outputs added on the compared layers (the probe)"
+    )
+    return [
+        f"not the deployed model: converted with its own input shapes ({shapes}) and run as it "
+        f"is, openvino computes other final outputs than in the run compared here "
+        f"({effect.moved} of {effect.compared} values, max abs {effect.max_abs:.6g}); "
+        f"{cause} changed what runs, so the results below describe that run, not the deployed "
+        "model's"
+    ]
 
 
 def _op(
