@@ -669,18 +669,7 @@ def _trace_script(module: Any, arrays: list[Array], path: str, live: bool) -> Tr
         if named is None and outs[0] in positions and positions[outs[0]] < len(results):
             named = results[positions[outs[0]]].input_value(0)
             mapping = "the model output at the same position"
-        layers = openvino_rt.pooling_upstream(named) if named is not None else []
-        layers = [la for la in layers if la.get_friendly_name() not in claimed]
-        layers = [la for la in layers if f"{kind}/" in la.get_friendly_name()] or layers
-        if not layers:
-            rest = [la for la in by_kind.get(kind, []) if la.get_friendly_name() not in claimed]
-            fit = [la for la in rest if _attrs_fit(la, args)]
-            layers = (fit or rest)[:1]
-            mapping = (
-                "the next layer of the same op whose attributes fit"
-                if fit
-                else "the next layer of the same op (by order only: check it)"
-            )
+        layers, mapping = _script_layers(kind, named, args, by_kind, claimed, mapping)
         claimed.update(la.get_friendly_name() for la in layers)
         layer = layers[0] if layers else None
         out_ports = [ports.get(name) for name in outs]
@@ -697,6 +686,26 @@ def _trace_script(module: Any, arrays: list[Array], path: str, live: bool) -> Tr
     ops = [_script_op(*entry, values) for entry in planned]
     route = "live module traced by openvino (TorchScript)" if live else "TorchScript"
     return Traced("torch", route, version(), {}, ops)
+
+
+def _script_layers(
+    kind: str, out: Any, args: list[Any], by_kind: dict[str, list[Any]], claimed: set[str], how: str
+) -> tuple[list[Any], str]:
+    """The openvino layers a pooling node became and how they were found: upstream of its output
+    (`out`, found by `how`), else the next unclaimed layer of the op, one that fits first."""
+    layers = openvino_rt.pooling_upstream(out) if out is not None else []
+    layers = [la for la in layers if la.get_friendly_name() not in claimed]
+    layers = [la for la in layers if f"{kind}/" in la.get_friendly_name()] or layers
+    if not layers:
+        rest = [la for la in by_kind.get(kind, []) if la.get_friendly_name() not in claimed]
+        fit = [la for la in rest if _attrs_fit(la, args)]
+        layers = (fit or rest)[:1]
+        how = (
+            "the next layer of the same op whose attributes fit"
+            if fit
+            else "the next layer of the same op (by order only: check it)"
+        )
+    return layers, how
 
 
 def _script_op(
