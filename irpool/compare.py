@@ -10,13 +10,14 @@ known divergences are tried, and the report says which one reproduces openvino's
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
 from . import conventions as conv
-from .compare_lpt import LPT_DIAGNOSIS, compare_values, quantized_layers
+from .compare_lpt import LPT_DIAGNOSIS, QuantizedLayer, compare_values, quantized_layers
 from .compare_report import SCHEMA as SCHEMA
 from .compare_report import CompareReport as CompareReport
 from .compare_report import Diagnosis as Diagnosis
@@ -257,16 +258,7 @@ def compare_model(
     node of an ONNX model with onnxruntime.  Float means of an ONNX model may differ from
     onnxruntime's by summation-order rounding (rounding_bound) unless `exact`."""
     onnx_graph = graph.format == "onnx"
-    reason = "asked for" if precision is not None else None
-    if onnx_graph:
-        from .oracles import onnxruntime_rt
-
-        onnxruntime_rt.load()
-        precision = precision or openvino_rt.DEFAULT_PRECISION
-    else:
-        openvino_rt.load()
-        if precision is None:
-            precision, reason = openvino_rt.default_precision()
+    precision, reason = _load_oracle(onnx_graph, precision)
     pooling = select_layers(graph, infer(graph).pooling, layers)
     names = [pl.layer.name for pl in pooling if pl.layer.name]
     quantized = (
@@ -274,47 +266,24 @@ def compare_model(
         if not onnx_graph and (convention or "openvino") == "openvino"
         else {}
     )
-    skipped: dict[str, str] = {}
-    unrun: str | None = None
-    finals: list[Array] = []
-    plain: list[Array] | None = None
-    if onnx_graph:
-        fallback: list[str] = []
-        try:
-            probed, missing = _probe_onnx(graph, pooling, inputs, fallback)
-        except Unrunnable as e:
-            probed, missing, unrun = {}, [], str(e)
-        oracle = (
-            fallback[0] if fallback else f"onnxruntime {onnxruntime_rt.load()[1].__version__} CPU"
-        )
-    else:
-        try:
-            with refusals("openvino", graph.path):
-                probed, missing = openvino_rt.probe_layers(
-                    graph.path,
-                    names,
-                    inputs,
-                    precision,
-                    skipped=skipped,
-                    instead={n: q.read_at for n, q in quantized.items() if q.read_at},
-                    finals=finals,
-                )
-                plain = openvino_rt.final_outputs(graph.path, inputs, precision)
-        except OracleRefused as e:
-            raise _placed(e, graph) from None
-        oracle = f"openvino {openvino_rt.version()} CPU, INFERENCE_PRECISION_HINT={precision}"
+    probe = _probe(graph, pooling, names, inputs, precision, quantized)
     cv = convention or ("onnx" if onnx_graph else "openvino")
     rounding = onnx_graph and not exact
     report = CompareReport(
-        graph.path, precision, oracle, cv, atol, rtol, [], missing, rounding, format=graph.format
+        graph.path,
+        precision,
+        probe.oracle,
+        cv,
+        atol,
+        rtol,
+        [],
+        probe.missing,
+        rounding,
+        format=graph.format,
     )
     report.precision_reason = reason
-    if plain is not None:
-        report.probe = probe_effect(plain, finals)
-    oracle_name = "openvino"
-    if onnx_graph:
-        reference = report.openvino.startswith("onnx ")
-        oracle_name = "onnx's reference evaluator" if reference else "onnxruntime"
+    if probe.plain is not None:
+        report.probe = probe_effect(probe.plain, probe.finals)
     order = {la.index: i for i, la in enumerate(graph.topological())}
     pooling = sorted(pooling, key=lambda pl: order.get(pl.layer.index, 0))
     # onnxruntime pools f16 in float32 and drops the casts between two pooling nodes, so the
@@ -324,118 +293,282 @@ def compare_model(
     for count, pl in enumerate(pooling):
         if progress:
             progress(count, len(pooling), pl.layer.label)
-        if pl.layer.name not in probed:
+        if pl.layer.name not in probe.probed:
             continue
-        ins, outs = probed[pl.layer.name]
-        result = LayerComparison(pl.layer.label, pl.layer.id, pl.spec.label, pl.layer.line, cv)
-        result.attributes = {k: str(v) for k, v in pl.layer.data.items()}
-        if pl.layer.name in skipped:
-            result.notes.append(skipped[pl.layer.name])
-        allowance = None
-        x = ins[0] if ins else np.empty((0,))
-        lpt_layer = quantized.get(pl.layer.name or "")
-        try:
-            if lpt_layer is not None:
-                got, used, lpt_note = compare_values(pl.bound, lpt_layer, ins[0])
-                fused = used
-                result.notes.append(lpt_note)
-            elif pl.bound.family is not None:
-                like = outs[0].dtype if outs else None
-                # the probe asks openvino for every output: an indices output is read there
-                fused, got = _family_values(pl, list(ins), cv, like, len(outs) > 1 or None)
-                if outs and (report.rounding or not exact):
-                    allowance = pl.bound.family.allowance(fused, list(ins), outs[0])
-            elif pl.spec.kind == "qlinear":
-                used, q = run_qlinear(pl.bound, list(ins), cv)
-                got = [q]
-            else:
-                x = ins[0]
-                like = outs[0].dtype if outs else None
-                if onnx_graph and conv.get(cv).onnxruntime_kernels and x.dtype == np.float16:
-                    edge = graph.producer(pl.layer.id or 0, pl.layer.inputs[0].id)
-                    if edge is not None:
-                        x = held.get((edge.from_layer, edge.from_port), x)
-                    x = x.astype(np.float32)
-                    used, wide = _values_of(pl, x, cv)
-                    held[(pl.layer.id, pl.layer.outputs[0].id)] = wide[0]
-                    with np.errstate(over="ignore"):
-                        got = [wide[0].astype(np.float16), *wide[1:]]
-                else:
-                    # the probe asks openvino for every output it can compute, so a
-                    # MaxPool-8/14's indices are used there whenever they come back
-                    used, got = _values_of(pl, x, cv, like, len(outs) > 1)
-                if report.rounding and outs:
-                    allowance = rounding_bound(used, x, outs[0])
-        except IrpoolError as e:
-            result.passed = False
-            result.error = e.message
-            report.layers.append(result)
-            continue
-        for k, expected in enumerate(outs):
-            name = "values" if k == 0 else "indices"
-            exact_k = k > 0 or expected.dtype.kind in "iu"
-            mine = got[k] if k < len(got) else np.empty((0,))
-            c = compare_arrays(
-                name, mine, expected, atol, rtol, exact_k, allowance if k == 0 else None
-            )
-            port = pl.layer.outputs[k] if k < len(pl.layer.outputs) else None
-            c.declared = (
-                "[" + ",".join(map(str, port.dims)) + "]" if port and port.dims is not None else "-"
-            )
-            c.inferred = format_shape(pl.output_shape)
-            if k == 0 and not all(d.is_static for d in pl.output_shape or ()) and ins:
-                # a dynamic model: the shape irpool's rules give for the input the runtime had
-                c.inferred = format_shape(
-                    pooling_layer(pl.bound, shape_of(ins[0].shape)).output_shape
-                )
-            result.outputs.append(c)
-        result.passed = all(o.passed for o in result.outputs)
-        if pl.spec.kind != "qlinear" and pl.bound.family is None and lpt_layer is None:
-            result.plans = layer_plans(pl, x, len(outs) > 1)
-        known = None
-        if report.runtime == "onnx-reference" and pl.bound.family is None:
-            known = _reference_known_wrong(pl, x)
-        if known:
-            result.notes.append(
-                f"onnx's reference evaluator is known to compute this node otherwise ({known}); "
-                "a difference here is the evaluator's, not irpool's (docs/divergences.md)"
-            )
-        if not result.passed and lpt_layer is not None:
-            result.diagnosis = Diagnosis([], [], mismatch_cells(got[0], outs[0]), LPT_DIAGNOSIS)
-        elif not result.passed and pl.bound.family is not None:
-            result.diagnosis = diagnose_family(
-                pl, list(ins), outs, fused, got, atol, rtol, oracle_name
-            )
-        elif not result.passed and pl.spec.kind != "qlinear":
-            result.diagnosis = diagnose(
-                pl, x, outs, used, got, atol, rtol, oracle_name, rounding=onnx_graph
-            )
-            if known:
-                # the evaluator's known bug explains the difference (the divergence table's D12
-                # family): irpool's onnx convention follows onnxruntime's kernels instead; the
-                # node counts as agreeing (exit 0), flagged as the evaluator's bug
-                result.diagnosis.divergences.insert(0, known)
-                result.diagnosis.text = (
-                    f"onnx's reference evaluator is known to be wrong here ({known}); irpool's "
-                    "onnx convention computes what onnxruntime's kernels compute"
-                    + (f"; also: {result.diagnosis.text}" if result.diagnosis.matches else "")
-                )
-                result.passed = True
-                result.reference_bug = known
+        result = _compare_layer(graph, pl, probe, quantized, report, exact, held)
         report.layers.append(result)
-        if fail_fast and not result.passed:
+        # a layer irpool could not compute is reported and does not stop --fail-fast
+        if fail_fast and not result.passed and result.error is None:
             break
     if progress:
         progress(len(pooling), len(pooling), "")
-    if report.probe is not None and report.probe.moved and plain is not None:
-        _blame(report, graph, names, inputs, precision, quantized, plain)
+    if report.probe is not None and report.probe.moved and probe.plain is not None:
+        _blame(report, graph, names, inputs, precision, quantized, probe.plain)
     if not layers:
         report.skipped = skipped_layers(graph)
-    if onnx_graph and unrun is not None:
+    if onnx_graph and probe.unrun is not None:
         report.skipped += [
-            Skipped(pl.layer.label, pl.spec.label, pl.layer.line, unrun) for pl in pooling
+            Skipped(pl.layer.label, pl.spec.label, pl.layer.line, probe.unrun) for pl in pooling
         ]
     return report
+
+
+def _load_oracle(onnx_graph: bool, precision: str | None) -> tuple[str, str | None]:
+    """Load the runtime that checks the model (onnxruntime for ONNX, openvino for IR) and settle
+    the inference precision: the one asked for, else the runtime's default and why."""
+    reason = "asked for" if precision is not None else None
+    if onnx_graph:
+        from .oracles import onnxruntime_rt
+
+        onnxruntime_rt.load()
+        return precision or openvino_rt.DEFAULT_PRECISION, reason
+    openvino_rt.load()
+    if precision is None:
+        precision, reason = openvino_rt.default_precision()
+    return precision, reason
+
+
+@dataclass
+class _Probed:
+    """What the runtime gave for the model: each probed layer's inputs and outputs, the layers it
+    could not probe, and (openvino) the model's final outputs with and without the probe."""
+
+    probed: dict[str, tuple[list[Array], list[Array]]]
+    missing: list[str]
+    oracle: str
+    skipped: dict[str, str] = field(default_factory=dict)
+    finals: list[Array] = field(default_factory=list)
+    plain: list[Array] | None = None
+    unrun: str | None = None
+
+
+def _probe(
+    graph: Graph,
+    pooling: list[PoolingLayer],
+    names: list[str],
+    inputs: Mapping[str, Array],
+    precision: str,
+    quantized: dict[str, QuantizedLayer],
+) -> _Probed:
+    """Run the model in its runtime, reading every pooling layer's inputs and outputs."""
+    if graph.format == "onnx":
+        from .oracles import onnxruntime_rt
+
+        fallback: list[str] = []
+        unrun: str | None = None
+        try:
+            probed, missing = _probe_onnx(graph, pooling, inputs, fallback)
+        except Unrunnable as e:
+            probed, missing, unrun = {}, [], str(e)
+        oracle = (
+            fallback[0] if fallback else f"onnxruntime {onnxruntime_rt.load()[1].__version__} CPU"
+        )
+        return _Probed(probed, missing, oracle, unrun=unrun)
+    skipped: dict[str, str] = {}
+    finals: list[Array] = []
+    try:
+        with refusals("openvino", graph.path):
+            probed, missing = openvino_rt.probe_layers(
+                graph.path,
+                names,
+                inputs,
+                precision,
+                skipped=skipped,
+                instead={n: q.read_at for n, q in quantized.items() if q.read_at},
+                finals=finals,
+            )
+            plain = openvino_rt.final_outputs(graph.path, inputs, precision)
+    except OracleRefused as e:
+        raise _placed(e, graph) from None
+    oracle = f"openvino {openvino_rt.version()} CPU, INFERENCE_PRECISION_HINT={precision}"
+    return _Probed(probed, missing, oracle, skipped, finals, plain)
+
+
+@dataclass
+class _Computed:
+    """irpool's outputs for one layer and what produced them: the windowed plan (`used`), the
+    family plan (`fused`), the allowance for summation order and the input it ran on."""
+
+    got: list[Array]
+    x: Array
+    used: Any = None
+    fused: Any = None
+    allowance: Array | None = None
+    note: str | None = None
+
+
+def _compare_layer(
+    graph: Graph,
+    pl: PoolingLayer,
+    probe: _Probed,
+    quantized: dict[str, QuantizedLayer],
+    report: CompareReport,
+    exact: bool,
+    held: dict[tuple[int | None, int | None], Array],
+) -> LayerComparison:
+    """One probed layer: irpool's outputs on the runtime's inputs, compared output by output,
+    and diagnosed when they differ."""
+    ins, outs = probe.probed[pl.layer.name or ""]
+    cv = report.convention
+    result = LayerComparison(pl.layer.label, pl.layer.id, pl.spec.label, pl.layer.line, cv)
+    result.attributes = {k: str(v) for k, v in pl.layer.data.items()}
+    if pl.layer.name in probe.skipped:
+        result.notes.append(probe.skipped[pl.layer.name])
+    lpt_layer = quantized.get(pl.layer.name or "")
+    try:
+        computed = _compute(graph, pl, list(ins), outs, lpt_layer, report, exact, held)
+    except IrpoolError as e:
+        result.passed = False
+        result.error = e.message
+        return result
+    if computed.note is not None:
+        result.notes.append(computed.note)
+    result.outputs = _compare_outputs(pl, ins, outs, computed, report)
+    result.passed = all(o.passed for o in result.outputs)
+    if pl.spec.kind != "qlinear" and pl.bound.family is None and lpt_layer is None:
+        result.plans = layer_plans(pl, computed.x, len(outs) > 1)
+    _explain_layer(result, pl, ins, outs, computed, lpt_layer is not None, report)
+    return result
+
+
+def _compute(
+    graph: Graph,
+    pl: PoolingLayer,
+    ins: list[Array],
+    outs: list[Array],
+    lpt_layer: QuantizedLayer | None,
+    report: CompareReport,
+    exact: bool,
+    held: dict[tuple[int | None, int | None], Array],
+) -> _Computed:
+    """irpool's computation of one layer on the inputs the runtime gave it."""
+    cv = report.convention
+    x = ins[0] if ins else np.empty((0,))
+    if lpt_layer is not None:
+        got, used, lpt_note = compare_values(pl.bound, lpt_layer, ins[0])
+        return _Computed(got, x, used, fused=used, note=lpt_note)
+    if pl.bound.family is not None:
+        like = outs[0].dtype if outs else None
+        # the probe asks openvino for every output: an indices output is read there
+        fused, got = _family_values(pl, list(ins), cv, like, len(outs) > 1 or None)
+        allowance = None
+        if outs and (report.rounding or not exact):
+            allowance = pl.bound.family.allowance(fused, ins, outs[0])
+        return _Computed(got, x, fused=fused, allowance=allowance)
+    if pl.spec.kind == "qlinear":
+        used, q = run_qlinear(pl.bound, list(ins), cv)
+        return _Computed([q], x, used)
+    x = ins[0]
+    like = outs[0].dtype if outs else None
+    if graph.format == "onnx" and conv.get(cv).onnxruntime_kernels and x.dtype == np.float16:
+        edge = graph.producer(pl.layer.id or 0, pl.layer.inputs[0].id)
+        if edge is not None:
+            x = held.get((edge.from_layer, edge.from_port), x)
+        x = x.astype(np.float32)
+        used, wide = _values_of(pl, x, cv)
+        held[(pl.layer.id, pl.layer.outputs[0].id)] = wide[0]
+        with np.errstate(over="ignore"):
+            got = [wide[0].astype(np.float16), *wide[1:]]
+    else:
+        # the probe asks openvino for every output it can compute, so a
+        # MaxPool-8/14's indices are used there whenever they come back
+        used, got = _values_of(pl, x, cv, like, len(outs) > 1)
+    allowance = rounding_bound(used, x, outs[0]) if report.rounding and outs else None
+    return _Computed(got, x, used, allowance=allowance)
+
+
+def _compare_outputs(
+    pl: PoolingLayer,
+    ins: list[Array],
+    outs: list[Array],
+    computed: _Computed,
+    report: CompareReport,
+) -> list[OutputComparison]:
+    """Each output of the runtime against irpool's: values within the tolerances (and the
+    allowance), indices exactly; with the declared and inferred shapes beside."""
+    comparisons: list[OutputComparison] = []
+    for k, expected in enumerate(outs):
+        name = "values" if k == 0 else "indices"
+        exact_k = k > 0 or expected.dtype.kind in "iu"
+        got = computed.got
+        mine = got[k] if k < len(got) else np.empty((0,))
+        c = compare_arrays(
+            name,
+            mine,
+            expected,
+            report.atol,
+            report.rtol,
+            exact_k,
+            computed.allowance if k == 0 else None,
+        )
+        port = pl.layer.outputs[k] if k < len(pl.layer.outputs) else None
+        c.declared = (
+            "[" + ",".join(map(str, port.dims)) + "]" if port and port.dims is not None else "-"
+        )
+        c.inferred = format_shape(pl.output_shape)
+        if k == 0 and not all(d.is_static for d in pl.output_shape or ()) and ins:
+            # a dynamic model: the shape irpool's rules give for the input the runtime had
+            c.inferred = format_shape(pooling_layer(pl.bound, shape_of(ins[0].shape)).output_shape)
+        comparisons.append(c)
+    return comparisons
+
+
+def _explain_layer(
+    result: LayerComparison,
+    pl: PoolingLayer,
+    ins: list[Array],
+    outs: list[Array],
+    computed: _Computed,
+    lpt: bool,
+    report: CompareReport,
+) -> None:
+    """Notes and the diagnosis of a layer: onnx's reference evaluator's known bugs, and for a
+    mismatch which convention or divergence reproduces the runtime's numbers."""
+    oracle_name = "openvino"
+    if report.format == "onnx":
+        reference = report.openvino.startswith("onnx ")
+        oracle_name = "onnx's reference evaluator" if reference else "onnxruntime"
+    x, got = computed.x, computed.got
+    known = None
+    if report.runtime == "onnx-reference" and pl.bound.family is None:
+        known = _reference_known_wrong(pl, x)
+    if known:
+        result.notes.append(
+            f"onnx's reference evaluator is known to compute this node otherwise ({known}); "
+            "a difference here is the evaluator's, not irpool's (docs/divergences.md)"
+        )
+    if result.passed:
+        return
+    if lpt:
+        result.diagnosis = Diagnosis([], [], mismatch_cells(got[0], outs[0]), LPT_DIAGNOSIS)
+    elif pl.bound.family is not None:
+        result.diagnosis = diagnose_family(
+            pl, list(ins), outs, computed.fused, got, report.atol, report.rtol, oracle_name
+        )
+    elif pl.spec.kind != "qlinear":
+        result.diagnosis = diagnose(
+            pl,
+            x,
+            outs,
+            computed.used,
+            got,
+            report.atol,
+            report.rtol,
+            oracle_name,
+            rounding=report.format == "onnx",
+        )
+        if known:
+            # the evaluator's known bug explains the difference (the divergence table's D12
+            # family): irpool's onnx convention computes what onnxruntime's kernels compute;
+            # the node counts as agreeing (exit 0), flagged as the evaluator's bug
+            result.diagnosis.divergences.insert(0, known)
+            result.diagnosis.text = (
+                f"onnx's reference evaluator is known to be wrong here ({known}); irpool's "
+                "onnx convention computes what onnxruntime's kernels compute"
+                + (f"; also: {result.diagnosis.text}" if result.diagnosis.matches else "")
+            )
+            result.passed = True
+            result.reference_bug = known
 
 
 def _blame(

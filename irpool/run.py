@@ -22,8 +22,6 @@ from .errors import (
     IrpoolError,
     SpecError,
     UsageError,
-    Where,
-    option,
 )
 from .families import FamilyPlan, int_values
 from .frontends.ir_xml import read_const as read_const
@@ -39,6 +37,7 @@ from .run_inputs import _role as _role
 from .run_inputs import _uniform as _uniform
 from .run_inputs import bind_inputs as bind_inputs
 from .run_inputs import check_input as check_input
+from .run_inputs import check_runnable
 from .run_inputs import declared as declared
 from .run_inputs import numeric_dtype as numeric_dtype
 from .run_inputs import parameter_names as parameter_names
@@ -452,21 +451,7 @@ def run_graph(
     """Execute a net of Parameter, Const, Convert, pooling and Result layers (each pooling
     layer bound once).  `sources` names the file of each input (by the keys of `inputs`);
     `refuse` off computes layers the runtime has no kernel for (see run_pooling)."""
-    if graph.fragment:
-        raise UsageError(
-            f"{graph.path} holds layer fragments, not a net; run one with {option('layer')}NAME "
-            "or #N"
-        )
-    bad = unsupported_layers(graph)
-    if bad:
-        kinds = sorted({la.type for la in bad})
-        first = bad[0]
-        raise UsageError(
-            f"the net has layers irpool does not execute ({', '.join(kinds)}; first: "
-            f'"{first.label}"); run one pooling layer ({option("layer")}NAME), or cross-check the '
-            "whole model with `irpool compare`",
-            Where(file=graph.path, line=first.line),
-        )
+    check_runnable(graph)
     if convention is not None:
         conv.get(convention)
     bound_inputs = bind_inputs(graph, inputs, cast, sources)
@@ -482,71 +467,125 @@ def run_graph(
     #   tensor between pooling nodes keeps its f32 value (measured);
     # * otherwise every tensor is of its declared type.
     onnx_model = graph.format == "onnx"
-    plugin = not onnx_model and convention in (None, "openvino")
-    hold_f16 = onnx_model and convention in (None, "onnx")
+    flow = _Flow(
+        convention,
+        limit,
+        refuse,
+        onnx_model,
+        plugin=not onnx_model and convention in (None, "openvino"),
+        hold_f16=onnx_model and convention in (None, "onnx"),
+    )
     v10 = graph.ir_version == 10
     result = RunResult()
     for layer in graph.topological():
         role = _role(layer)
-        optional: list[Value | None] = []
-        for port in layer.inputs:
-            assert layer.id is not None
-            edge = graph.producer(layer.id, port.id)
-            if edge is not None:
-                optional.append(values[(index_of[edge.from_layer], edge.from_port)])
-            elif port.names and port.names[0] in graph.initializers:
-                optional.append(_declared_value(np.asarray(graph.initializers[port.names[0]])))
-            else:
-                optional.append(None)  # an omitted optional ONNX input
+        optional = _layer_inputs(graph, layer, values, index_of)
         ins = [v for v in optional if v is not None]
         if role not in ("parameter", "const") and not ins:
             raise IrParseError(f"{layer.type} has no connected input", layer.where())
-        if role == "parameter":
-            array = bound_inputs[layer.index]
-            result.inputs[layer.label] = array
-            et = _element_type(layer) if not onnx_model else element_type_of_numpy(array.dtype.name)
-            own = element_type_of_numpy(array.dtype.name) or "f32"
-            outs = [Value(array, own, et or own)]
-        elif role == "const":
-            raw = read_const(graph, layer)
-            if plugin:
-                et = element_type_of_numpy(raw.dtype.name) or "f32"
-                stored, held = elements.store_constant(raw, et)
-                outs = [Value(stored, held, et, raw)]
-            else:
-                outs = [_declared_value(raw)]
-        elif role == "convert":
-            outs = [_convert(layer, ins[0], plugin)]
-        elif role == "identity":
-            outs = [ins[0]]
-        elif role == "reshape":
-            spec = REGISTRY.spec(layer)
-            assert spec is not None and spec.execute is not None
-            outs = _reshape(layer, spec.execute, ins, plugin, result.notes)
-        elif role == "elementwise":
-            spec = REGISTRY.spec(layer)
-            assert spec is not None and spec.execute is not None
-            outs = _elementwise(layer, spec.execute, ins)
-        elif role == "quantize":
-            outs = [_fake_quantize(layer, ins, plugin, result.notes)]
-        elif role == "result":
+        if role == "result":
             name = layer.name or layer.label
             result.outputs[name] = ins[0].output(v10)
             continue
+        if role == "parameter":
+            outs = [_parameter_value(layer, bound_inputs[layer.index], onnx_model)]
+            result.inputs[layer.label] = bound_inputs[layer.index]
         else:
-            bound = bind(graph, layer, convention)
-            result.bound[layer.label] = bound
-            result.order.append(layer.label)
-            if bound.family is not None:
-                fp, outs = _family(bound, optional, limit, convention)
-                result.family_plans[layer.label] = fp
-            else:
-                p, outs = _pool(bound, optional, convention, limit, refuse, plugin, hold_f16)
-                result.plans[layer.label] = p
+            outs = _execute(graph, layer, role, optional, ins, flow, result)
         for port, value in zip(layer.outputs, outs, strict=False):
             values[(layer.index, port.id)] = value
             result.tensors[f"{layer.label}:{port.id}"] = value.output(v10)
     return result
+
+
+@dataclass(frozen=True)
+class _Flow:
+    """How run_graph executes the net: the convention and the kernels' options, and how
+    tensors travel between layers (see run_graph)."""
+
+    convention: str | None
+    limit: int | None
+    refuse: bool
+    onnx_model: bool
+    plugin: bool
+    """Tensors held as openvino's CPU plugin holds them (an IR under openvino's convention)."""
+    hold_f16: bool
+    """f16 tensors between pooling nodes keep their f32 value (an ONNX model under onnx's)."""
+
+
+def _layer_inputs(
+    graph: Graph,
+    layer: Layer,
+    values: Mapping[tuple[int, int], Value],
+    index_of: Mapping[int | None, int],
+) -> list[Value | None]:
+    """A layer's inputs, port by port: the value its producer computed, an ONNX initializer,
+    or None for an omitted optional ONNX input."""
+    optional: list[Value | None] = []
+    for port in layer.inputs:
+        assert layer.id is not None
+        edge = graph.producer(layer.id, port.id)
+        if edge is not None:
+            optional.append(values[(index_of[edge.from_layer], edge.from_port)])
+        elif port.names and port.names[0] in graph.initializers:
+            optional.append(_declared_value(np.asarray(graph.initializers[port.names[0]])))
+        else:
+            optional.append(None)  # an omitted optional ONNX input
+    return optional
+
+
+def _parameter_value(layer: Layer, array: Array, onnx_model: bool) -> Value:
+    """A model input as it enters the net, with the element type the model declares."""
+    et = _element_type(layer) if not onnx_model else element_type_of_numpy(array.dtype.name)
+    own = element_type_of_numpy(array.dtype.name) or "f32"
+    return Value(array, own, et or own)
+
+
+def _execute(
+    graph: Graph,
+    layer: Layer,
+    role: str,
+    optional: list[Value | None],
+    ins: list[Value],
+    flow: _Flow,
+    result: RunResult,
+) -> list[Value]:
+    """The outputs of one layer other than a Parameter or Result: constants, the glue, and
+    the pooling layers (whose plans and bindings go into `result`)."""
+    plugin = flow.plugin
+    if role == "const":
+        raw = read_const(graph, layer)
+        if plugin:
+            et = element_type_of_numpy(raw.dtype.name) or "f32"
+            stored, held = elements.store_constant(raw, et)
+            return [Value(stored, held, et, raw)]
+        return [_declared_value(raw)]
+    if role == "convert":
+        return [_convert(layer, ins[0], plugin)]
+    if role == "identity":
+        return [ins[0]]
+    if role == "reshape":
+        spec = REGISTRY.spec(layer)
+        assert spec is not None and spec.execute is not None
+        return _reshape(layer, spec.execute, ins, plugin, result.notes)
+    if role == "elementwise":
+        spec = REGISTRY.spec(layer)
+        assert spec is not None and spec.execute is not None
+        return _elementwise(layer, spec.execute, ins)
+    if role == "quantize":
+        return [_fake_quantize(layer, ins, plugin, result.notes)]
+    bound = bind(graph, layer, flow.convention)
+    result.bound[layer.label] = bound
+    result.order.append(layer.label)
+    if bound.family is not None:
+        fp, outs = _family(bound, optional, flow.limit, flow.convention)
+        result.family_plans[layer.label] = fp
+    else:
+        p, outs = _pool(
+            bound, optional, flow.convention, flow.limit, flow.refuse, plugin, flow.hold_f16
+        )
+        result.plans[layer.label] = p
+    return outs
 
 
 def _pool_plain(

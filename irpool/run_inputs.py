@@ -247,3 +247,22 @@ def declared(array: Array, held: np.dtype[Any] | None, v10: bool = False) -> Arr
         return round_to_integer(array, held)  # as kernel.pool rounds a float32 layer
     with np.errstate(over="ignore"):  # beyond f16's range is +-inf, as openvino converts
         return np.asarray(array.astype(np.float16))
+
+
+def check_runnable(graph: Graph) -> None:
+    """Refuse a file of layer fragments, or a net with layers irpool does not execute."""
+    if graph.fragment:
+        raise UsageError(
+            f"{graph.path} holds layer fragments, not a net; run one with {option('layer')}NAME "
+            "or #N"
+        )
+    bad = unsupported_layers(graph)
+    if bad:
+        kinds = sorted({la.type for la in bad})
+        first = bad[0]
+        raise UsageError(
+            f"the net has layers irpool does not execute ({', '.join(kinds)}; first: "
+            f'"{first.label}"); run one pooling layer ({option("layer")}NAME), or cross-check the '
+            "whole model with `irpool compare`",
+            Where(file=graph.path, line=first.line),
+        )

@@ -172,10 +172,32 @@ def _attr_value(attr: Any) -> object:
 
 def to_graph(model: Any, path: str) -> Graph:
     """The Graph of a ModelProto."""
-    from onnx import numpy_helper
-
     g = model.graph
     opsets = {domain_of(o.domain): int(o.version) for o in model.opset_import}
+    initializers = _initializers(g, path)
+    declared: dict[str, tuple[tuple[int, ...] | None, str | None]] = {}
+    for info in [*g.input, *g.value_info, *g.output]:
+        declared[info.name] = _dims(info.type)
+    net = _Layers(path, declared)
+    net.add_inputs(g.input, initializers)
+    net.add_nodes(g.node, opsets, initializers)
+    net.add_outputs(g.output)
+    return Graph(
+        path=path,
+        layers=tuple(net.layers),
+        edges=net.edges(initializers),
+        ir_version=None,
+        name=g.name or None,
+        format="onnx",
+        opsets=opsets,
+        initializers=initializers,
+    )
+
+
+def _initializers(g: Any, path: str) -> dict[str, Any]:
+    """The graph's initializers as arrays, by name."""
+    from onnx import numpy_helper
+
     initializers = {}
     for tensor in g.initializer:
         try:
@@ -184,17 +206,28 @@ def to_graph(model: Any, path: str) -> Graph:
             raise IrParseError(
                 f"initializer {tensor.name!r} is unreadable ({e})", Where(path)
             ) from None
-    declared: dict[str, tuple[tuple[int, ...] | None, str | None]] = {}
-    for info in [*g.input, *g.value_info, *g.output]:
-        declared[info.name] = _dims(info.type)
-    layers: list[Layer] = []
-    producer: dict[str, tuple[int, int]] = {}
+    return initializers
 
-    def tensor_port(k: int, tensor: str, names: tuple[str, ...]) -> Port:
-        dims, et = declared.get(tensor, (None, None))
+
+class _Layers:
+    """The layers of an ONNX graph as they are built: a Parameter per graph input, a layer per
+    node, a Result per graph output (a layer's id and index its position), and which layer's
+    port produces each tensor."""
+
+    def __init__(
+        self, path: str, declared: dict[str, tuple[tuple[int, ...] | None, str | None]]
+    ) -> None:
+        self.path = path
+        self.declared = declared
+        self.layers: list[Layer] = []
+        self.producer: dict[str, tuple[int, int]] = {}
+
+    def port(self, k: int, tensor: str, names: tuple[str, ...]) -> Port:
+        dims, et = self.declared.get(tensor, (None, None))
         return Port(k, et, names, dims, None)
 
     def add(
+        self,
         name: str,
         type: str,
         version: str,
@@ -205,7 +238,7 @@ def to_graph(model: Any, path: str) -> Graph:
     ) -> Layer:
         """A layer appended to `layers` (its id and index its position); `rest`: attrs and
         domain of a node."""
-        lid = len(layers)
+        lid = len(self.layers)
         layer = Layer(
             id=lid,
             name=name,
@@ -214,81 +247,85 @@ def to_graph(model: Any, path: str) -> Graph:
             data=data,
             inputs=inputs,
             outputs=outputs,
-            file=path,
+            file=self.path,
             line=None,
             index=lid,
             **rest,
         )
-        layers.append(layer)
+        self.layers.append(layer)
         return layer
 
-    for inp in g.input:
-        if inp.name in initializers:
-            continue
-        dims, et = declared[inp.name]
-        add(
-            inp.name,
-            "Parameter",
-            "opset1",
-            {"shape": shape_text(dims), "element_type": et or "f32"},
-            inputs=(),
-            outputs=(tensor_port(0, inp.name, (inp.name,)),),
-        )
-        producer[inp.name] = (len(layers) - 1, 0)
-    for node in g.node:
-        lid = len(layers)
-        domain = domain_of(node.domain)
-        attrs = {a.name: _attr_value(a) for a in node.attribute}
-        n_in = len(node.input)
-        layer = add(
-            node.name or (node.output[0] if node.output else f"node{lid}"),
-            node.op_type,
-            f"opset{opsets.get(domain, 1)}",
-            {k: str(v) for k, v in attrs.items()},
-            inputs=tuple(tensor_port(k, t, (t,) if t else ()) for k, t in enumerate(node.input)),
-            # "" is an omitted optional output
-            outputs=tuple(tensor_port(n_in + k, t, (t,)) for k, t in enumerate(node.output) if t),
-            attrs=attrs,
-            domain=domain,
-        )
-        if (domain, node.op_type) == ("com.microsoft", "QLinearAveragePool"):
-            check_qlinear_inputs(layer, initializers)
-        for k, t in enumerate(node.output):
-            if t:
-                producer[t] = (lid, n_in + k)
-    for out in g.output:
-        add(
-            out.name,
-            "Result",
-            "opset1",
-            {},
-            inputs=(tensor_port(0, out.name, (out.name,)),),
-            outputs=(),
-        )
-    edges: list[Edge] = []
-    for layer in layers:
-        for port in layer.inputs:
-            if not port.names or port.names[0] in initializers:
+    def add_inputs(self, graph_inputs: Any, initializers: dict[str, Any]) -> None:
+        """A Parameter for each graph input that is not an initializer."""
+        for inp in graph_inputs:
+            if inp.name in initializers:
                 continue
-            tensor = port.names[0]
-            if tensor not in producer:
-                raise IrParseError(
-                    f'node "{layer.label}" reads tensor {tensor!r}, which nothing produces',
-                    Where(path),
-                )
-            src = producer[tensor]
-            assert layer.id is not None
-            edges.append(Edge(src[0], src[1], layer.id, port.id, None))
-    return Graph(
-        path=path,
-        layers=tuple(layers),
-        edges=tuple(edges),
-        ir_version=None,
-        name=g.name or None,
-        format="onnx",
-        opsets=opsets,
-        initializers=initializers,
-    )
+            dims, et = self.declared[inp.name]
+            self.add(
+                inp.name,
+                "Parameter",
+                "opset1",
+                {"shape": shape_text(dims), "element_type": et or "f32"},
+                inputs=(),
+                outputs=(self.port(0, inp.name, (inp.name,)),),
+            )
+            self.producer[inp.name] = (len(self.layers) - 1, 0)
+
+    def add_nodes(self, nodes: Any, opsets: dict[str, int], initializers: dict[str, Any]) -> None:
+        """A layer for each node, its attributes read and its outputs' tensors recorded."""
+        for node in nodes:
+            lid = len(self.layers)
+            domain = domain_of(node.domain)
+            attrs = {a.name: _attr_value(a) for a in node.attribute}
+            n_in = len(node.input)
+            port = self.port
+            layer = self.add(
+                node.name or (node.output[0] if node.output else f"node{lid}"),
+                node.op_type,
+                f"opset{opsets.get(domain, 1)}",
+                {k: str(v) for k, v in attrs.items()},
+                inputs=tuple(port(k, t, (t,) if t else ()) for k, t in enumerate(node.input)),
+                # "" is an omitted optional output
+                outputs=tuple(port(n_in + k, t, (t,)) for k, t in enumerate(node.output) if t),
+                attrs=attrs,
+                domain=domain,
+            )
+            if (domain, node.op_type) == ("com.microsoft", "QLinearAveragePool"):
+                check_qlinear_inputs(layer, initializers)
+            for k, t in enumerate(node.output):
+                if t:
+                    self.producer[t] = (lid, n_in + k)
+
+    def add_outputs(self, graph_outputs: Any) -> None:
+        """A Result for each graph output."""
+        for out in graph_outputs:
+            self.add(
+                out.name,
+                "Result",
+                "opset1",
+                {},
+                inputs=(self.port(0, out.name, (out.name,)),),
+                outputs=(),
+            )
+
+    def edges(self, initializers: dict[str, Any]) -> tuple[Edge, ...]:
+        """An edge from each tensor's producer to each layer port that reads it (initializers
+        are read as constants, not edges)."""
+        edges: list[Edge] = []
+        for layer in self.layers:
+            for port in layer.inputs:
+                if not port.names or port.names[0] in initializers:
+                    continue
+                tensor = port.names[0]
+                if tensor not in self.producer:
+                    raise IrParseError(
+                        f'node "{layer.label}" reads tensor {tensor!r}, which nothing produces',
+                        Where(self.path),
+                    )
+                src = self.producer[tensor]
+                assert layer.id is not None
+                edges.append(Edge(src[0], src[1], layer.id, port.id, None))
+        return tuple(edges)
 
 
 QLINEAR_INPUTS = ("X", "x_scale", "x_zero_point", "y_scale", "y_zero_point")

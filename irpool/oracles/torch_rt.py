@@ -708,7 +708,6 @@ def _trace_script(module: Any, arrays: list[Array], path: str, live: bool) -> Tr
         if named is None and outs[0] in positions and positions[outs[0]] < len(results):
             named = results[positions[outs[0]]].input_value(0)
             mapping = "the model output at the same position"
-        layers = openvino_rt.pooling_upstream(named) if named is not None else []
         if (
             named is not None
             and openvino_rt.is_pool_layer(named.get_node())
@@ -723,21 +722,7 @@ def _trace_script(module: Any, arrays: list[Array], path: str, live: bool) -> Tr
             layers = [layer]
             mapping = "tensor names (an identical op's layer: openvino keeps one for both)"
         else:
-            layers = [la for la in layers if la.get_friendly_name() not in claimed]
-            layers = [la for la in layers if f"{kind}/" in la.get_friendly_name()] or layers
-        if not layers:
-            rest = [
-                la
-                for la in by_kind.get(kind, [])
-                if la.get_friendly_name() not in claimed and _shape_fits(la, args, own)
-            ]
-            fit = [la for la in rest if _attrs_fit(la, args)]
-            layers = (fit or rest)[:1]
-            mapping = (
-                "the next layer of the same op whose attributes fit"
-                if fit
-                else "the next layer of the same op (by order only: check it)"
-            )
+            layers, mapping = _script_layers(kind, named, args, own, by_kind, set(claimed), mapping)
         for la in layers:
             claimed.setdefault(la.get_friendly_name(), outs[0])
         layer = layers[0] if layers else None
@@ -757,6 +742,36 @@ def _trace_script(module: Any, arrays: list[Array], path: str, live: bool) -> Tr
         op.merged_with = merged.get(op.name, [])
     route = "live module traced by openvino (TorchScript)" if live else "TorchScript"
     return Traced("torch", route, version(), {}, ops)
+
+
+def _script_layers(
+    kind: str,
+    out: Any,
+    args: list[Any],
+    own: list[Any],
+    by_kind: dict[str, list[Any]],
+    claimed: set[str],
+    how: str,
+) -> tuple[list[Any], str]:
+    """The openvino layers a pooling node became and how they were found: upstream of its output
+    (`out`, found by `how`), else the next unclaimed layer of the op, one that fits first."""
+    layers = openvino_rt.pooling_upstream(out) if out is not None else []
+    layers = [la for la in layers if la.get_friendly_name() not in claimed]
+    layers = [la for la in layers if f"{kind}/" in la.get_friendly_name()] or layers
+    if not layers:
+        rest = [
+            la
+            for la in by_kind.get(kind, [])
+            if la.get_friendly_name() not in claimed and _shape_fits(la, args, own)
+        ]
+        fit = [la for la in rest if _attrs_fit(la, args)]
+        layers = (fit or rest)[:1]
+        how = (
+            "the next layer of the same op whose attributes fit"
+            if fit
+            else "the next layer of the same op (by order only: check it)"
+        )
+    return layers, how
 
 
 def _script_op(
