@@ -22,6 +22,7 @@ import os
 import platform
 import shutil
 import tempfile
+from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -232,7 +233,7 @@ def extract_layer(
 # -- the work of one extraction ----------------------------------------------------------------
 
 
-class _Work:
+class _Work(ABC):
     """What an IR and an ONNX extraction share: the search for a cut that still shows the
     finding, the minimization, the bundle."""
 
@@ -249,17 +250,21 @@ class _Work:
     dynamic: bool
     notes: list[str]
 
+    @abstractmethod
     def judge(self, scratch: str, arrays: Mapping[str, Array]) -> Verdict:
-        raise NotImplementedError
+        """What the runtime and irpool give for this cut on `arrays`."""
 
+    @abstractmethod
     def find_cut(self, scratch: str, grow: bool) -> tuple[Verdict, bool]:
-        raise NotImplementedError
+        """The smallest cut that still shows the finding, and whether it grew."""
 
+    @abstractmethod
     def model_files(self, arrays: Mapping[str, Array]) -> dict[str, bytes]:
-        raise NotImplementedError
+        """The cut's model files (name -> bytes) for these inputs."""
 
+    @abstractmethod
     def output_names(self) -> list[str]:
-        raise NotImplementedError
+        """The cut's outputs, as the bundle names them."""
 
     def shrinkable(self) -> str | None:
         return next(iter(self.real_in)) if len(self.real_in) == 1 else None
