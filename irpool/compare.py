@@ -284,6 +284,11 @@ def compare_model(
     report.precision_reason = reason
     if probe.plain is not None:
         report.probe = probe_effect(probe.plain, probe.finals)
+    elif graph.format == "ir":
+        report.probe_unchecked = (
+            "openvino does not compile the model as it stands, so there is no run without the "
+            "probe to hold its final outputs against"
+        )
     order = {la.index: i for i, la in enumerate(graph.topological())}
     pooling = sorted(pooling, key=lambda pl: order.get(pl.layer.index, 0))
     # onnxruntime pools f16 in float32 and drops the casts between two pooling nodes, so the

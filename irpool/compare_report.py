@@ -134,6 +134,8 @@ class CompareReport:
     """Why openvino ran at `precision` (the plugin's default on this machine, or asked for)."""
     probe: ProbeEffect | None = None
     """Whether the probe changed what openvino computes (its final outputs), IR models."""
+    probe_unchecked: str | None = None
+    """Why the probe's effect on the final outputs was not checked (an IR model), or None."""
 
     def to_json(self) -> dict[str, Any]:
         """The report as `--json` prints it (schema irpool.compare/1)."""
@@ -226,6 +228,8 @@ def format_report(report: CompareReport) -> str:
         lines.append(f'  skip  {where}: {word} "{sk.layer}" ({sk.op}): not compared: {sk.reason}')
     if report.probe is not None:
         lines.append(f"  {report.probe.text}")
+    elif report.probe_unchecked is not None:
+        lines.append(f"  probe: not checked: {report.probe_unchecked}")
     n_bad = sum(1 for layer in report.layers if not layer.passed)
     n_skipped = len(report.missing) + len(report.skipped)
     summary = (
