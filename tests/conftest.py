@@ -46,7 +46,7 @@ settings.register_profile(
 )
 
 
-EXTRAS = ("openvino", "onnx", "bf16", "plot", "torch", "tensorflow", "fast", "dev")
+EXTRAS = ("openvino", "onnx", "bf16", "plot", "torch", "tensorflow", "fast", "fuzz", "nncf", "dev")
 """The extras pyproject.toml declares (optional-dependencies), installed as irpool[extra]."""
 
 
