@@ -18,6 +18,7 @@ import json
 import os
 import shutil
 import tempfile
+from importlib import resources
 from typing import Any
 
 import numpy as np
@@ -26,168 +27,9 @@ from . import realize
 from .judge import Finding, Verdict
 from .spec import Spec, values
 
-REPRO = r'''"""Reproduce irpool fuzz finding {name}: {category} between {runtimes}.
-
-{text}
-
-Runs the sides again on input.npy; exit 1 while they still disagree, 0 once they agree.
-"""
-import json
-import os
-import sys
-
-import numpy as np
-
-HERE = os.path.dirname(os.path.abspath(__file__))
-META = json.load(open(os.path.join(HERE, "meta.json")))
-
-
-def load_input():
-    path = os.path.join(HERE, "input.npy")
-    if os.path.exists(path):
-        return np.load(path)
-    import ml_dtypes
-
-    return np.load(os.path.join(HERE, "input.bf16.npy")).view(ml_dtypes.bfloat16)
-
-
-def openvino(model="model.xml"):
-    import openvino as ov
-
-    core = ov.Core()
-    compiled = core.compile_model(
-        core.read_model(os.path.join(HERE, model)), "CPU",
-        {{"INFERENCE_PRECISION_HINT": "f32"}},
-    )
-    return [np.array(t.data) for t in compiled([load_input()]).to_tuple()][:1]
-
-
-def openvino_onnx():
-    return openvino("model.onnx")
-
-
-def onnxruntime():
-    import onnxruntime as ort
-
-    sess = ort.InferenceSession(
-        os.path.join(HERE, "model.onnx"), providers=["CPUExecutionProvider"]
-    )
-    return [np.asarray(sess.run(None, {{"in0": load_input()}})[0])]
-
-
-def torch():
-    import torch
-
-    call = META["torch_call"]
-    x = torch.from_numpy(load_input().copy())
-    fn = getattr(torch.nn.functional, call["function"], None) or getattr(torch, call["function"])
-    out = fn(x, **call["kwargs"])
-    out = out[0] if isinstance(out, tuple) else out
-    return [out.numpy()]
-
-
-def tf():
-    import tensorflow as tf
-
-    call = META["tf_call"]
-    x = np.moveaxis(load_input(), 1, -1)
-    fn = tf.nn.max_pool if call["op_type"] == "MaxPool" else tf.nn.avg_pool
-    out = fn(tf.constant(x), ksize=call["ksize"], strides=call["strides"], padding=call["padding"])
-    return [np.moveaxis(out.numpy(), -1, 1)]
-
-
-def openvino_torch():
-    import openvino as ov
-    import torch
-
-    call = META["torch_call"]
-    fn = getattr(torch.nn.functional, call["function"])
-
-    class Call(torch.nn.Module):
-        def forward(self, t):
-            out = fn(t, **call["kwargs"])
-            return out[0] if isinstance(out, tuple) else out
-
-    x = load_input()
-    model = ov.convert_model(Call(), example_input=torch.from_numpy(x.copy()),
-                             input=[(list(x.shape), ov.Type(x.dtype))])
-    ov.save_model(model, os.path.join(HERE, "converted.xml"), compress_to_fp16=False)
-    compiled = ov.Core().compile_model(model, "CPU", {{"INFERENCE_PRECISION_HINT": "f32"}})
-    return [np.array(t.data) for t in compiled([x]).to_tuple()][:1]
-
-
-def irpool_side(runtime):
-    """irpool's convention for `runtime` (irpool's own model of that runtime)."""
-    import irpool
-
-    x = load_input()
-    if runtime == "openvino":
-        report = irpool.run(os.path.join(HERE, "model.xml"), inputs={{"x": x}})
-    elif runtime == "onnxruntime":
-        report = irpool.run(os.path.join(HERE, "model.onnx"), inputs={{"in0": x}})
-    elif runtime == "torch" and META["spec"]["kind"] == "global":
-        report = irpool.run(os.path.join(HERE, "model.xml"), inputs={{"x": x}}, convention="torch")
-    elif runtime == "tf":
-        c = META["tf_call"]
-        mean = c["op_type"] == "AvgPool"
-        return [irpool.pool(
-            x, c["ksize"][1:-1], c["strides"][1:-1], 0, 1, reduce="mean" if mean else "max",
-            auto_pad="same_upper" if c["padding"] == "SAME" else "valid", convention="tf",
-        )]
-    elif runtime == "torch":
-        c = META["torch_call"]["kwargs"]
-        mean = META["spec"]["reduce"] == "mean"
-        return [irpool.pool(
-            x, c["kernel_size"], c["stride"], c["padding"], c.get("dilation", 1),
-            reduce="mean" if mean else "max", rounding="ceil" if c["ceil_mode"] else "floor",
-            count_pad=bool(c.get("count_include_pad", False)), convention="torch",
-        )]
-    else:  # openvino-onnx, -torch: irpool reads the IR openvino converted the op into
-        if runtime == "openvino-torch":
-            openvino_torch()  # writes converted.xml
-        path = os.path.join(HERE, "converted.xml")
-        graph = irpool.load(path)
-        name = [layer.name for layer in graph.layers if layer.type == "Parameter"][0]
-        report = irpool.run(path, inputs={{name: x}})
-    return [np.asarray(next(iter(report.outputs.values())))]
-
-
-SIDES = {{"openvino": openvino, "onnxruntime": onnxruntime, "torch": torch,
-         "openvino-onnx": openvino_onnx, "tf": tf, "openvino-torch": openvino_torch}}
-
-
-def same(a, b):
-    if a.shape != b.shape:
-        return False
-    a64, b64 = a.astype(np.float64), b.astype(np.float64)
-    equal = (a64 == b64) & (np.signbit(a64) == np.signbit(b64))
-    equal |= np.isnan(a64) & np.isnan(b64)
-    allowance = META.get("allowance")
-    if allowance:
-        equal |= np.abs(a64 - b64) <= allowance
-    return bool(equal.all())
-
-
-def main():
-    runtimes = META["finding"]["runtimes"]
-    if META["finding"]["category"] == "irpool-bug":
-        got = [SIDES[runtimes[0]]()[0], irpool_side(runtimes[0])[0]]
-        names = [runtimes[0], "irpool's " + runtimes[0] + " convention"]
-    else:
-        got = [SIDES[r]()[0] for r in runtimes]
-        names = list(runtimes)
-    for name, out in zip(names, got):
-        print(f"{{name}}: {{out.dtype}} {{list(out.shape)}} {{out.ravel()[:8].tolist()}}")
-    if same(got[0], got[1]):
-        print("the sides agree: the finding no longer reproduces")
-        return 0
-    print("the sides disagree: the finding reproduces")
-    return 1
-
-
-if __name__ == "__main__":
-    sys.exit(main())
-'''
+# the text of a finding's repro.py (a program of its own that imports the runtimes), a file
+# beside this module, ready for str.format
+REPRO = resources.files(__package__).joinpath("repro.py.txt").read_text(encoding="utf-8")
 
 
 def _write_input(folder: str, x: np.ndarray) -> None:
