@@ -267,9 +267,15 @@ def outputs_json(outputs: Any) -> list[dict[str, Any]]:
         record = {
             k: _json_value(v)
             for k, v in o.__dict__.items()
-            if not (k == "mismatch_map" and v is None)
+            if not (k in ("mismatch_map", "cell_values") and v is None)
         }
         record["worst_oracle"] = record["worst_openvino"]  # the neutral name of the same value
+        if o.cell_values is not None:
+            record["cell_values"] = {
+                "irpool": o.cell_values[0],
+                "oracle": o.cell_values[1],
+                "differing": o.cell_values[2],
+            }
         records.append(record)
     return records
 
