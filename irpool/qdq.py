@@ -320,3 +320,55 @@ def _edges(layers: tuple[Layer, ...], initializers: Mapping[str, Any]) -> tuple[
             src = producer[name]
             edges.append(Edge(src[0], src[1], layer.id, port.id, None))
     return tuple(edges)
+
+
+def _with_outputs(graph: Graph, names: list[str]) -> Graph:
+    """The graph with a Result reading each tensor of `names` (as a probe adds outputs)."""
+    top = max((la.id or 0) for la in graph.layers) + 1
+    added = []
+    for k, name in enumerate(dict.fromkeys(names)):
+        lid = top + k
+        port = Port(0, None, (name,), None, None)
+        added.append(
+            Layer(lid, f"{name}/probe", "Result", "opset1", {}, (port,), (), graph.path, None, lid)
+        )
+    layers = (*graph.layers, *added)
+    return replace(graph, layers=layers, edges=_edges(layers, graph.initializers), _by_id={})
+
+
+def _pooling_tensors(graph: Graph) -> list[str]:
+    from .ops import REGISTRY
+
+    names = []
+    for layer in graph.layers:
+        if layer.type == "Result" or not REGISTRY.is_pooling(layer):
+            continue
+        for port in (*layer.inputs, *layer.outputs):
+            name = _name(port)
+            if name and name not in graph.initializers:
+                names.append(name)
+    return names
+
+
+def probed_onnxruntime_graph(graph: Graph) -> tuple[Graph, list[Fusion], bool]:
+    """The graph as onnxruntime runs it when a probe reads every pooling node's input and
+    output tensors (of the graph as it runs unprobed): (graph, fusions, whether the probe
+    changes what onnxruntime runs).  A probe can undo a rewrite: an int8 pair whose codes become
+    a graph output is not turned into u8 (measured), so the fused node runs on int8 codes
+    with the zero points as written."""
+    plain, fusions = onnxruntime_graph(graph)
+    if not fusions:
+        return graph, [], False
+    wanted = _pooling_tensors(plain)
+    probed, probed_fusions = onnxruntime_graph(_with_outputs(graph, wanted))
+    probes = {la.id for la in probed.layers if la.name and la.name.endswith("/probe")}
+    probes -= {la.id for la in graph.layers}
+    layers = tuple(la for la in probed.layers if la.id not in probes)
+    kept = replace(probed, layers=layers, edges=_edges(layers, probed.initializers), _by_id={})
+    same = [(f.node, f.becomes) for f in fusions] == [(f.node, f.becomes) for f in probed_fusions]
+    shifted = _u8_pairs(plain) != _u8_pairs(kept)
+    return kept, probed_fusions, not same or shifted
+
+
+def _u8_pairs(graph: Graph) -> set[str]:
+    return {name for name in graph.initializers if name.endswith("/zero_point_u8")}

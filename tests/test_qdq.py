@@ -211,3 +211,43 @@ def test_grid_equals_onnxruntime(ort: ModuleType, tmp_path: Path) -> None:
         kind = _check_case(tmp_path, case, seed=k)
         ran[kind] = ran.get(kind, 0) + 1
     assert set(ran) == {"QLinearAveragePool", "QLinearGlobalAveragePool", "MaxPool", "float"}
+
+
+@pytest.mark.parametrize(
+    "op, dtype, scales, zps",
+    [
+        (AP, np.uint8, (0.05, 0.075), (128, 120)),
+        (AP, np.int8, (0.05, 0.05), (3, 3)),
+        ("MaxPool", np.uint8, (0.05, 0.05), (128, 128)),
+        ("GlobalAveragePool", np.int8, (0.05, 0.03), (1, 2)),
+    ],
+)
+def test_compare_checks_the_fused_nodes(
+    ort: ModuleType, tmp_path: Path, op: str, dtype: Any, scales: Any, zps: Any
+) -> None:
+    """compare holds the node onnxruntime runs (QLinearAveragePool, the MaxPool on codes,
+    QLinearGlobalAveragePool) against onnxruntime and passes; it says whether its probe changed
+    what onnxruntime runs (an int8 pair whose codes are read stays int8: the zero point is not
+    shifted by 128, and near-ties round otherwise)."""
+    attrs = {} if op == "GlobalAveragePool" else {"kernel_shape": [2, 2], "strides": [2, 2]}
+    path = save(qdq_model(op, attrs, dtype, scales, zps), tmp_path / "c.onnx")
+    x = inputs((2, 3, 8, 8), scales[0], 3)
+    report = api.compare(path, {"x": x})
+    assert report.passed
+    (layer,) = report.layers
+    assert layer.op == {AP: "QLinearAveragePool-1", "MaxPool": "MaxPool-12"}.get(
+        op, "QLinearGlobalAveragePool-1"
+    )
+    assert any("onnxruntime fuses" in n for n in layer.notes)
+    assert report.probe is not None
+    plain = onnxruntime_outputs(path, x)[0]
+    probed_model = qdq_model(op, attrs, dtype, scales, zps)
+    from onnx import helper
+
+    code = helper.np_dtype_to_tensor_dtype(np.dtype(dtype))
+    for name in ("xq", "pq"):
+        probed_model.graph.output.append(helper.make_tensor_value_info(name, code, None))
+    probed = onnxruntime_outputs(save(probed_model, tmp_path / "p.onnx"), x)[0]
+    assert report.probe.moved == int((plain != probed).sum())
+    if dtype == np.int8 and op == AP:
+        assert report.probe.moved > 0
