@@ -259,9 +259,20 @@ def _planned_input(plan: FamilyPlan, inputs: Sequence[Array | None]) -> Array | 
     numpy core then runs the plan, and raises its errors)."""
     x = inputs[0]
     assert x is not None
-    if str(x.dtype.name) != plan.dtype or tuple(x.shape) != plan.input_shape:
+    if tuple(x.shape) != plan.input_shape or _dtype_name(x.dtype) != plan.dtype:
         return None
     return x
+
+
+_NAMES: dict[np.dtype[Any], str] = {}
+
+
+def _dtype_name(dtype: np.dtype[Any]) -> str:
+    """dtype.name, looked up once per dtype (numpy computes it in Python, slowly)."""
+    name = _NAMES.get(dtype)
+    if name is None:
+        name = _NAMES[dtype] = str(dtype.name)
+    return name
 
 
 class _WindowLoop:
