@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import platform
 import statistics
 import sys
@@ -30,9 +31,14 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from timing import cpu_times, geomean, paired, same_bits
 
-import irpool
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+sys.path.insert(0, os.environ.get("IRPOOL_REPO", str(HERE.parent)))  # this checkout's irpool
+
+from timing import cpu_times, geomean, paired, same_bits  # noqa: E402
+
+import irpool  # noqa: E402
 
 
 @dataclass(frozen=True)
