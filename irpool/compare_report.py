@@ -68,6 +68,7 @@ class ProbeEffect:
     max_abs: float
     layers: list[str] = field(default_factory=list)
     """The compared layers whose tensors, asked for alone, move the final outputs."""
+    runtime: str = "openvino"
 
     @property
     def text(self) -> str:
@@ -77,7 +78,8 @@ class ProbeEffect:
                 f"({self.compared} values, bit for bit)"
             )
         return (
-            f"probe: asking openvino for the compared layers' tensors changed what it runs: "
+            f"probe: asking {self.runtime} for the compared layers' tensors changed what it "
+            "runs: "
             f"{self.moved} of the model's {self.compared} final output values moved (max abs "
             f"{_fmt(self.max_abs)}); "
             + (
