@@ -93,7 +93,11 @@ def _explain_options(p: Any) -> None:
     )
     _add_input_shape_option(p)
     p.add_argument("--json", action="store_true", help=_json_help("explain-1"))
-    p.add_argument("--png", metavar="FILE.png", help="draw the windows (needs matplotlib)")
+    p.add_argument(
+        "--png",
+        metavar="FILE.png",
+        help="draw the windows, the conventions that differ side by side (needs matplotlib)",
+    )
     _repeatable(
         p,
         "--cell",
