@@ -400,17 +400,9 @@ def _layer_inputs(
 ) -> list[Value | None]:
     """A layer's inputs, port by port: the value its producer computed, an ONNX initializer,
     or None for an omitted optional ONNX input."""
-    optional: list[Value | None] = []
-    for port in layer.inputs:
-        assert layer.id is not None
-        edge = graph.producer(layer.id, port.id)
-        if edge is not None:
-            optional.append(values[(index_of[edge.from_layer], edge.from_port)])
-        elif port.names and port.names[0] in graph.initializers:
-            optional.append(_declared_value(np.asarray(graph.initializers[port.names[0]])))
-        else:
-            optional.append(None)  # an omitted optional ONNX input
-    return optional
+    from .model import port_inputs
+
+    return port_inputs(graph, layer, index_of, values.__getitem__, _declared_value)
 
 
 def _parameter_value(layer: Layer, array: Array, onnx_model: bool) -> Value:
