@@ -458,7 +458,7 @@ def _regions_2d(ax: Any, ah: AxisPlan, aw: AxisPlan, box: tuple[int, int, int, i
     return {order[int(c)] for c in np.unique(codes)}
 
 
-def _window_2d(ax: Any, q: PoolPlan, w: Window, top: int) -> bool:
+def _window_2d(ax: Any, q: PoolPlan, w: Window) -> bool:
     """One window on the plane: its taps (hollow where the divisor does not count them), its
     outline and its tag; whether a tap is hollow."""
     from matplotlib.patches import Rectangle
@@ -486,14 +486,13 @@ def _window_2d(ax: Any, q: PoolPlan, w: Window, top: int) -> bool:
             linewidth=3.5 if w.differs else 2,
         )
     )
-    at_top = min(taps_r) <= top
-    ax.annotate(
+    ax.annotate(  # inside the window's top-left corner: no two windows share it
         w.tag,
-        (x0, (max(taps_r) + 0.5) if at_top else y0),
-        xytext=(2, -2 if at_top else 2),
+        (x0, y0),
+        xytext=(2, -2),
         textcoords="offset points",
         ha="left",
-        va="top" if at_top else "bottom",
+        va="top",
         fontsize=7,
         fontweight="bold",
         color=w.color,
@@ -533,7 +532,7 @@ def _draw_2d(
         kinds |= _regions_2d(ax, ah, aw, (h0, h1, w0, w1))
         for w in windows:
             if w.cell[0] < ah.out and w.cell[1] < aw.out:
-                hollow |= _window_2d(ax, panel.plan, w, h0)
+                hollow |= _window_2d(ax, panel.plan, w)
         ax.set_xlim(w0 - 0.5, w1 + 0.5)
         ax.set_ylim(h1 + 0.5, h0 - 0.5)
         _integer_ticks(ax, "x", cols)

@@ -153,7 +153,8 @@ def left_out(
         return text
     if not missing:
         return text + (" (the panels agree there)")
-    return text + f", {len(missing)} of them differ between the panels: {cells_text(missing)}"
+    verb = "differs" if len(missing) == 1 else "differ"
+    return text + f", {len(missing)} of them {verb} between the panels: {cells_text(missing)}"
 
 
 def counted_taps(q: PoolPlan, a: AxisPlan, positions: Sequence[int]) -> list[bool]:

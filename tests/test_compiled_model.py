@@ -220,3 +220,17 @@ def test_a_chain_of_kernels_runs_on_arrays(tmp_path: Path) -> None:
     f = _same_as_run(path, x_in, threads=1)
     program = f._last[1] if f._last else None
     assert program is not None and program.arrays is not None
+
+
+@pytest.mark.parametrize("element_type", ["i8", "u8", "i32"])
+@pytest.mark.parametrize("kind", ["mean", "max", "l2"])
+def test_integer_reductions(tmp_path: Path, element_type: str, kind: str) -> None:
+    """An integer reduction over H, W of a plain integer input: the compiled kernel (the
+    plugin's integer stores), bit for bit irpool.run's."""
+    dtype = {"i8": np.int8, "u8": np.uint8, "i32": np.int32}[element_type]
+    info = np.iinfo(dtype)
+    rng = np.random.default_rng(13)
+    x = (rng.standard_normal((1, 20, 7, 7)) * 200).clip(info.min, info.max).astype(dtype)
+    path = save(reduce_net(kind, (1, 20, 7, 7), [2, 3], True, element_type), tmp_path)
+    f = _same_as_run(path, x, threads=1)
+    assert [la.path for la in f.layers] == ["compiled"], f.why

@@ -56,12 +56,12 @@ def _cmd_explain(args: argparse.Namespace) -> int:
             refused = e
     reports = explain_graph(graph, args.layer, args.convention, shape, args.max_elements)
     if args.png and refused is None:
-        if len(reports) != 1:
-            raise UsageError("--png draws one layer: choose it with --layer NAME")
-        from ..plot import draw
-
-        cells = [_int_tuple(c, "--cell") for c in args.cells] if args.cells else None
-        draw(reports[0], args.png, cells, args.depth)
+        try:
+            _draw(reports, args)
+        except IrpoolError as e:  # no matplotlib, a --cell outside: the text still comes
+            if args.json:
+                raise
+            refused = e
     if args.json:
         _print_json(
             {"schema": SCHEMA, "irpool": __version__, "layers": [to_json(r) for r in reports]}
@@ -74,6 +74,16 @@ def _cmd_explain(args: argparse.Namespace) -> int:
         if args.png:
             print(f"wrote {args.png}")
     return EXIT_OK
+
+
+def _draw(reports: list[Any], args: argparse.Namespace) -> None:
+    """--png: the picture of the one layer explained."""
+    if len(reports) != 1:
+        raise UsageError("--png draws one layer: choose it with --layer NAME")
+    from ..plot import draw
+
+    cells = [_int_tuple(c, "--cell") for c in args.cells] if args.cells else None
+    draw(reports[0], args.png, cells, args.depth)
 
 
 def _explain_options(p: Any) -> None:

@@ -21,13 +21,22 @@ from ..geometry import PoolPlan
 from .adaptive import _compute_input, _divide, _positions, store_rounded
 from .compiled import NumbaModule
 from .family import execute
-from .reduction import LOWEST32, _bf16_half_up_if_odd, _scalar_mask, _to_float32
+from .reduction import (
+    INT32_MIN,
+    LOWEST32,
+    _bf16_half_up_if_odd,
+    _ov_output,
+    _scalar_mask,
+    _to_float32,
+    ov_float32,
+)
 
 Array = npt.NDArray[Any]
 Kernel = Callable[[Sequence[Array | None]], list[Array]]
 
 
 FLOATS = ("float32", "float16", "bfloat16", "float64")
+INTEGERS = ("int8", "uint8", "int32", "int64")
 
 
 def why_not(plan: FamilyPlan) -> str | None:
@@ -75,8 +84,13 @@ kernels = NumbaModule("numba_family")
 def _reduce_why_not(plan: ReducePlan) -> str | None:
     if plan.order != "ov_jit":
         return f"the {plan.order} order: it computes openvino's JIT order"
-    if plan.dtype not in FLOATS:
-        return f"{plan.dtype} data: it computes float32, float16, bfloat16 and float64"
+    if plan.dtype not in FLOATS + INTEGERS:
+        return f"{plan.dtype} data: it computes float and int8/uint8/int32/int64 data"
+    if plan.dtype in INTEGERS and not plan.chunk >= plan.lanes > 0:
+        return (
+            "integer data outside the W-chunk schedule (the plugin stores its running value "
+            "into the integer output mid-fold)"
+        )
     if plan.two_stage:
         return "the two-stage schedule (C, D and W reduced, H kept)"
     if plan.count == 0:
@@ -110,7 +124,18 @@ class _ReduceKernel:
         self.pre = {"l1": 1, "l2": 2}.get(plan.kind, 0)
         self.post = {"mean": 1, "l2": 2}.get(plan.kind, 0)
         self.lane_init = np.float32(LOWEST32 if self.is_max else 0.0)
+        self.dst_init = self.lane_init
         self.nout = int(np.prod([view[i] for i in keep], dtype=np.int64))
+        self.store, self.packed = 0, np.zeros(self.nout, np.bool_)
+        if plan.dtype in INTEGERS:
+            # the plugin's integer output buffer (kernel/reduction.py _OvFold)
+            self.store = {"int8": 1, "uint8": 2}.get(plan.dtype, 3)
+            lowest = {"int8": -128, "uint8": 0}.get(plan.dtype, INT32_MIN)
+            self.lane_init = np.float32(INT32_MIN if self.is_max else 0)
+            self.dst_init = np.float32(lowest if self.is_max else 0)
+            if plan.dtype == "uint8":
+                scalar = np.ones(self.nout) if plan.u8_vector_packs else _scalar_mask(plan)
+                self.packed = np.ascontiguousarray(scalar, dtype=np.bool_)
         if plan.chunk:
             inner = [4, 3] if plan.chunk == view[3] * view[4] and red[3] else [4]
             outer = [i for i in reduced if i not in inner]
@@ -156,9 +181,11 @@ class _ReduceKernel:
                 self.is_max,
                 self.pre,
                 self.lane_init,
-                self.lane_init,
+                self.dst_init,
                 post,
                 count,
+                self.store,
+                self.packed,
                 out,
             )
         elif self.mode == "scalar":
@@ -200,6 +227,10 @@ class _ReduceKernel:
         x = _planned_input(plan, inputs)
         if x is None:
             return execute(plan, inputs)  # its errors
+        if self.store:
+            xf, acc_dtype = ov_float32(x)
+            res = self._fold(np.ascontiguousarray(xf).reshape(-1)).reshape(plan.output_shape)
+            return [_ov_output(res, plan, x.dtype, acc_dtype)]
         xf = x if x.dtype == np.float32 else _to_float32(x)
         res = self._fold(np.ascontiguousarray(xf).reshape(-1)).reshape(plan.output_shape)
         if x.dtype == np.float64:

@@ -207,6 +207,23 @@ def _columns(x, roff, base, n, out, o0, init, kind, strips):
 
 
 @njit(**INL)
+def _store(v, store, packed):
+    """The plugin's store of a float32 running value into an integer output and its reload
+    (kernel/reduction.py _trunc_store): truncated toward zero, NaN and values outside int32
+    INT32_MIN; int8 saturates; uint8 saturates to [0, 255], or where `packed` turns 32768 and
+    more into 0 first."""
+    t = np.float64(v)
+    if not (t > -2147483649.0 and t < 2147483648.0):
+        t = -2147483648.0
+    t = np.trunc(t)
+    if store == 1:
+        t = min(max(t, -128.0), 127.0)
+    elif store == 2:
+        t = 0.0 if packed and t >= 32768.0 else min(max(t, 0.0), 255.0)
+    return np.float32(t)
+
+
+@njit(**INL)
 def _post(v, post, c):
     """mean: / count (one float32 division); l2: sqrt."""
     if post == 1:
@@ -218,14 +235,16 @@ def _post(v, post, c):
 
 @njit(**OPTS)
 def reduce_chunks(
-    x, obase, cbase, chunk, lanes, is_max, pre, lane_init, dst_init, post, count, out
+    x, obase, cbase, chunk, lanes, is_max, pre, lane_init, dst_init, post, count, store, packed, out
 ):
     """openvino's JIT order where W is reduced and each output's elements come in contiguous
     chunks (kernel/reduction.py _fold, chunk >= lanes): output o, chunk j starts at
     obase[o] + cbase[j]; its first chunk // lanes * lanes elements folded by `lanes` lanes
     (lane l: elements l, l + lanes, ...), the lanes combined by the plugin's tree, the tree
     combined with the running value (tree first for max, running value first for sums),
-    then the rest one by one; `post` applied last."""
+    then the rest one by one; `post` applied last.  Integer outputs (`store` 1 int8, 2 uint8,
+    3 int32): the running value stored into the output buffer after the tree and after the
+    rest (_store; `packed[o]`: uint8 output o is written by the packing store)."""
     blocks = chunk // lanes
     whole = blocks * lanes
     kind = 3 if is_max else pre
@@ -236,8 +255,12 @@ def reduce_chunks(
             base = obase[o] + cbase[j]
             tree = _tree_fold(x, base, blocks, lane_init, lanes, kind)
             acc = _op(tree, acc, is_max) if is_max else acc + tree
+            if store:
+                acc = _store(acc, store, packed[o])
             for i in range(whole, chunk):
                 acc = _op(acc, _pre(x[base + i], pre), is_max)
+            if store:
+                acc = _store(acc, store, packed[o])
         out[o] = _post(acc, post, c)
 
 

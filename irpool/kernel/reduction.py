@@ -277,14 +277,7 @@ def _openvino(x: Array, plan: ReducePlan) -> Array:
     """openvino's CPU plugin (JIT schedule or reference path), element types included."""
     in_dtype = x.dtype
     is_int = in_dtype.kind in "iu"
-    acc_dtype = np.dtype(np.int32)
-    if is_int:
-        narrow = in_dtype in (np.dtype(np.int8), np.dtype(np.uint8), np.dtype(np.int32))
-        xi = x if narrow else x.astype(np.int64).astype(np.int32)
-        acc_dtype = in_dtype if in_dtype.itemsize == 1 else np.dtype(np.int32)
-        xf = np.asarray(xi.astype(F32))
-    else:
-        xf = _to_float32(x)
+    xf, acc_dtype = ov_float32(x)
     if plan.kind == "l1":
         xf = np.abs(xf)
     elif plan.kind == "l2":
@@ -315,6 +308,18 @@ def _openvino(x: Array, plan: ReducePlan) -> Array:
         )
     res = _finish(np.asarray(res, F32), plan, F32).reshape(plan.output_shape)
     return _ov_output(res, plan, in_dtype, acc_dtype)
+
+
+def ov_float32(x: Array) -> tuple[Array, np.dtype[Any]]:
+    """The float32 values the plugin folds, and the type of its output buffer (integer data:
+    8-bit types their own, the others int32, 64-bit values wrapped to 32 bits first)."""
+    in_dtype = x.dtype
+    if in_dtype.kind not in "iu":
+        return _to_float32(x), np.dtype(np.int32)
+    narrow = in_dtype in (np.dtype(np.int8), np.dtype(np.uint8), np.dtype(np.int32))
+    xi = x if narrow else x.astype(np.int64).astype(np.int32)
+    acc_dtype = in_dtype if in_dtype.itemsize == 1 else np.dtype(np.int32)
+    return np.asarray(xi.astype(F32)), acc_dtype
 
 
 class _OvFold:
