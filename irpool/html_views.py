@@ -3,6 +3,7 @@ report: one PageView of LayerViews and OutputViews, the attribute rows side by s
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -357,7 +358,9 @@ def _divisor_sentence(text: str) -> str:
     return f"{m[1]}: {m[2]} divides {DIVISOR_WORDS[m[3]]}; {m[4]} divides {DIVISOR_WORDS[m[5]]}"
 
 
-def _diagnosis(diagnosis: Mapping[str, Any], convention: str, who: str) -> list[tuple[str, str]]:
+def _diagnosis(
+    diagnosis: Mapping[str, Any], convention: str, who: str, values: OutputView | None = None
+) -> list[tuple[str, str]]:
     """A compare diagnosis for a reader: which convention gives the oracle's numbers, each
     divergence behind it (with its title), and the cells that differ; the CLI's sentence,
     cleaned of Python's notation, when no convention reproduces them."""
@@ -379,8 +382,18 @@ def _diagnosis(diagnosis: Mapping[str, Any], convention: str, who: str) -> list[
     cells = [list(c) for c in diagnosis.get("cells") or []]
     if cells:
         shown = ", ".join(_fmt_list(c) for c in cells)
-        more = " (the first 8)" if len(cells) >= 8 else ""
-        lines.append(("where", f"spatial cells that differ{more}: {shown}"))
+        mask = values.mask if values is not None else None
+        if mask and int(mask.get("differing_cells", 0)) > len(cells):
+            total = math.prod(int(n) for n in mask["shape"])
+            lines.append(
+                (
+                    "where",
+                    f"{mask['differing_cells']} of {total} spatial cells differ (the map "
+                    f"below); the first {len(cells)}: {shown}",
+                )
+            )
+        else:
+            lines.append(("where", f"spatial cells that differ: {shown}"))
     return lines
 
 
@@ -409,7 +422,10 @@ def _from_compare(report: Report) -> PageView:
             _output_view(o, hint if o.get("name") == "values" else [], _COMPARE_KEYS)
             for o in entry.get("outputs", [])
         ]
-        explanations = _diagnosis(diagnosis, convention, who) if diagnosis.get("text") else []
+        values = next((o for o in outputs if o.name == "values"), None)
+        explanations = (
+            _diagnosis(diagnosis, convention, who, values) if diagnosis.get("text") else []
+        )
         matching = list(diagnosis.get("matching_conventions") or [])
         other = next((m for m in matching if m != convention), natural)
         plans = entry.get("plans") or {}
