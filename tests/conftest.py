@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib
 import io
+import logging
 import os
 import subprocess
 import sys
@@ -107,6 +108,11 @@ def _in_process(args: list[str], cwd: Path, input: str | None) -> subprocess.Com
         saved_fds = [os.dup(fd) for fd in (0, 1, 2)]
         here = os.getcwd()
         streams: list[Any] = []
+        # as in a new process, the root logger has no handlers (pytest's are put back after):
+        # a warning goes through logging's last resort to the command's stderr
+        root = logging.getLogger()
+        handlers = root.handlers[:]
+        root.handlers.clear()
         try:
             for fd, f in zip((0, 1, 2), (stdin, out, err), strict=True):
                 os.dup2(f.fileno(), fd)
@@ -122,6 +128,7 @@ def _in_process(args: list[str], cwd: Path, input: str | None) -> subprocess.Com
             except SystemExit as e:  # argparse's --help and --version
                 code = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
         finally:
+            root.handlers[:] = handlers
             os.chdir(here)
             for stream in streams:
                 stream.close()  # flushed; the descriptors stay open (closefd=False)
