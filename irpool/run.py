@@ -26,7 +26,8 @@ from .errors import (
 from .families import FamilyPlan, int_values
 from .frontends.ir_xml import read_const as read_const
 from .geometry import PoolPlan
-from .kernel import integers_as_float32, pool
+from .kernel import integers_as_float32
+from .kernel.family import execute
 from .model import Graph, Layer, element_type_of_numpy, numpy_dtype
 from .ops import REGISTRY, Bound, bind, elements
 from .ops.folding import fold_max_pool
@@ -124,10 +125,10 @@ def run_pooling(
         raise SpecError(p.runtime_refusal, layer.where())
     check_elements(p.output_shape, f'output of "{layer.label}"', limit, layer.where())
     try:
-        values, indices = pool(x, p)
+        outs = execute(p, [x])
     except IrpoolError as e:
         raise e.at(layer.where()) from None
-    return p, [values] + ([indices] if indices is not None else [])
+    return p, outs
 
 
 def run_family(
@@ -140,8 +141,6 @@ def run_family(
     """Run one bound layer of a pooling family on its inputs (in order; None where an optional
     one is missing): its plan and outputs.  The integer values of its value inputs (an
     adaptive pool's size, ...) come from `ins` where given, else from the file's constants."""
-    from .kernel.family import execute
-
     layer = bound.layer
     family = bound.family
     assert family is not None
