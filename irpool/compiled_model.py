@@ -14,6 +14,7 @@ is checked once against `run.run_graph` on a random input when it is built; wher
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -536,6 +537,11 @@ class CompiledModel:
                 "conversions run around the plan",
             )
         p, _ = rn._pool(bound, optional, convention, None, True, plugin, hold_f16)
+        if p.indices and not bound.indices_used and p.convention == "openvino":
+            # a MaxPool-8/14 whose indices nothing reads: the values alone (the plugin's float
+            # values do not depend on the indices output; computing them costs several times
+            # the values' time)
+            p = dataclasses.replace(p, indices=False)
         prepared = PreparedPool(p, self.threads, self.kernel_path)
         declared = _declared
 

@@ -234,3 +234,25 @@ def test_integer_reductions(tmp_path: Path, element_type: str, kind: str) -> Non
     path = save(reduce_net(kind, (1, 20, 7, 7), [2, 3], True, element_type), tmp_path)
     f = _same_as_run(path, x, threads=1)
     assert [la.path for la in f.layers] == ["compiled"], f.why
+
+
+def test_a_maxpool_8_whose_indices_nothing_reads(tmp_path: Path) -> None:
+    """MaxPool-8 with its indices output unread: compile_model computes the values alone,
+    bit for bit irpool.run's (NaN, zeros of both signs, infinities)."""
+    net = NetBuilder("mp8")
+    x = net.parameter("x", [1, 6, 9, 9])
+    attrs = {
+        "kernel": "3,3",
+        "strides": "2,2",
+        "dilations": "1,1",
+        "pads_begin": "1,1",
+        "pads_end": "1,1",
+        "index_element_type": "i64",
+    }
+    out = [1, 6, 5, 5]
+    outs = net.op("MaxPool", "opset8", "pool", attrs, [x], [(out, "f32"), (out, "i64")])
+    net.result("values", outs[0])
+    path = save(net, tmp_path)
+    x_in = random_values(np.random.default_rng(14), (1, 6, 9, 9), special=True)
+    f = _same_as_run(path, x_in, threads=1)
+    assert f.outputs == ["values"] and [la.path for la in f.layers] == ["compiled"]
