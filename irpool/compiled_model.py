@@ -541,7 +541,7 @@ class CompiledModel:
                 "conversions run around the plan",
             )
         p, _ = rn._pool(bound, optional, convention, None, True, plugin, hold_f16)
-        if p.indices and not bound.indices_used and p.convention == "openvino":
+        if plugin and p.indices and not bound.indices_used:
             # a MaxPool-8/14 whose indices nothing reads: the values alone (the plugin's float
             # values do not depend on the indices output; computing them costs several times
             # the values' time)
