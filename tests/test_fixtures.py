@@ -1141,7 +1141,7 @@ def test_a_model_openvino_refuses_gets_a_random_input_and_a_note(
     with pytest.raises(RuntimeError) as refused:
         ov.Core().compile_model(ov.Core().read_model(str(model)), "CPU")
     assert "Supported primitive descriptors list is empty" in str(refused.value)
-    out = irpool("fixtures", str(tmp_path / "o"), "--from", str(model), "--verify")
+    out = irpool("fixtures", str(tmp_path / "o"), "--from", str(model), "--verify", process=True)
     assert out.returncode == 0, out.stderr
     # one note on stderr, with openvino's complete words and the layer
     (note,) = out.stderr.splitlines()
@@ -1229,7 +1229,9 @@ def test_a_layer_openvino_drops_gets_a_random_input(ov: ModuleType, tmp_path: Pa
     shutil.copy(zoo.with_suffix(".bin"), model.with_suffix(".bin"))
     names = {op.get_friendly_name() for op in ov.Core().read_model(str(model)).get_ordered_ops()}
     assert "dangling" not in names and "mp1" in names
-    out = irpool("fixtures", str(tmp_path / "o"), "--from", str(model), "--layer", "dangling")
+    out = irpool(
+        "fixtures", str(tmp_path / "o"), "--from", str(model), "--layer", "dangling", process=True
+    )
     assert out.returncode == 0, out.stderr
     assert out.stderr == (
         "irpool: note: openvino's graph of zoo.xml has no layer 'dangling' (openvino drops "
