@@ -175,11 +175,17 @@ def trace_script(module: Any, arrays: list[Array], path: str, live: bool) -> Tra
         at += n_in + n_out
         pairing.add(kind, outs, args, own, (module_path, cls, names))
     values = base.probe(model, pairing.taps, arrays)
-    ops = [_script_op(*entry, values=values) for entry in pairing.planned]
+    ops = [_script_op(*entry, values) for entry in pairing.planned]
     for op in ops:
         op.merged_with = pairing.merged.get(op.name, [])
     route = "live module traced by openvino (TorchScript)" if live else "TorchScript"
     return Traced("torch", route, base.version(), {}, ops)
+
+
+_Planned = tuple[
+    str, list[str], str, str, list[str], list[Any], list[Any], list[Any], Any, list[Any], str
+]
+"""A paired node, as _script_op takes it (all but the values read)."""
 
 
 class _Pairing:
@@ -199,7 +205,7 @@ class _Pairing:
         self.claimed: dict[str, str] = {}
         """layer name -> the first op (its first output's name) paired with it."""
         self.merged: dict[str, list[str]] = {}
-        self.planned: list[tuple[Any, ...]] = []
+        self.planned: list[_Planned] = []
         self.taps: list[Any] = []
 
     def _named(self, out: str) -> tuple[Any, str]:
