@@ -123,7 +123,9 @@ def write_bundle(
     verify: bool,
 ) -> ExtractResult:
     files, notes = _bundle_files(work, verdict, arrays)
-    result = _result(work, verdict, arrays, steps, standalone, outdir, notes)
+    result = _result(
+        work, verdict, arrays, path=outdir, steps=steps, standalone=standalone, notes=notes
+    )
     parent = os.path.dirname(os.path.abspath(outdir))
     folder = tempfile.mkdtemp(prefix=".irpool-extract-", dir=parent)
     try:
@@ -186,22 +188,15 @@ def _bundle_files(
     return files, notes
 
 
-def _result(
-    work: _Work,
-    verdict: Verdict,
-    arrays: dict[str, Array],
-    steps: list[str],
-    standalone: bool,
-    outdir: str,
-    notes: list[str],
-) -> ExtractResult:
-    """What the bundle shows (its files, size and repro exit filled in once written)."""
+def _result(work: _Work, verdict: Verdict, arrays: dict[str, Array], **given: Any) -> ExtractResult:
+    """What the bundle shows, from the work and the verdict (`given`: the fields the writer
+    knows itself; its files, size and repro exit are filled in once written)."""
     from ..oracles import bundle_rt
     from . import ExtractResult, machine
 
     versions = bundle_rt.versions(work.runtime)
     return ExtractResult(
-        path=outdir,
+        **given,
         model=work.graph.path,
         layer=work.target.label,
         op=_op(work),
@@ -215,7 +210,6 @@ def _result(
         full_differs=work.full.reproduces,
         divergence=verdict.divergence or work.full.divergence,
         diagnosis=verdict.diagnosis,
-        standalone=standalone,
         kept=list(work.kept),
         dynamic=work.dynamic,
         attributes=_attributes(work),
@@ -223,11 +217,9 @@ def _result(
         input_shapes={k: list(a.shape) for k, a in arrays.items()},
         cells=sum(int(a.size) for a in arrays.values()),
         nonzero=sum(int(np.count_nonzero(to_float(a))) for a in arrays.values()),
-        steps=steps,
         first=first_cells(verdict.runtime, verdict.expected, work.atol, work.rtol),
         files=[],
         size=0,
-        notes=notes,
         versions={**versions, **machine()},
     )
 
