@@ -85,7 +85,8 @@ IRs), `fixtures-summary-1`, `error-1` (any command that fails), and for the file
 writes `fixture-1` (meta.json) and `fixtures-1` (index.json). `compare` and
 `convert-report` also write `--html FILE.html`: one self-contained page (verdict, table of
 layers, a heatmap of the differing cells of each differing layer, both values at the worst
-cell, the attributes side by side, the divergence text).
+cell, every value of both sides of an output of at most 256 values (the report's
+`cell_values`), the attributes side by side, the divergence named and explained).
 
 **Versions.** irpool's rules were measured on openvino 2026.4; with another openvino
 installed, the first command that loads it prints one warning line on stderr.

@@ -274,6 +274,12 @@ def compare_model(
     convention, atol, rtol, exact = o.convention, o.atol, o.rtol, o.exact
     onnx_graph = graph.format == "onnx"
     precision, reason = _load_oracle(onnx_graph, o.precision)
+    fusions: list[Any] = []
+    if onnx_graph and (convention or "onnx") == "onnx":
+        # a QDQ model: the nodes onnxruntime's QDQ rewrites make, as the probe leaves them
+        from .qdq import probed_onnxruntime_graph
+
+        graph, fusions, _ = probed_onnxruntime_graph(graph)
     pooling = select_layers(graph, infer(graph).pooling, layers)
     names = [pl.layer.name for pl in pooling if pl.layer.name]
     quantized = (
@@ -322,6 +328,8 @@ def compare_model(
             break
     if progress:
         progress(len(pooling), len(pooling), "")
+    if fusions:
+        _qdq_probe(report, graph, pooling, inputs, fusions)
     if report.probe is not None and report.probe.moved and probe.plain is not None:
         _blame(report, graph, names, inputs, precision, quantized, probe.plain)
     if not layers:
@@ -331,6 +339,36 @@ def compare_model(
             Skipped(pl.layer.label, pl.spec.label, pl.layer.line, probe.unrun) for pl in pooling
         ]
     return report
+
+
+def _qdq_probe(
+    report: CompareReport,
+    graph: Graph,
+    pooling: list[PoolingLayer],
+    inputs: Mapping[str, Array],
+    fusions: list[Any],
+) -> None:
+    """A QDQ model: each fused node's layer names onnxruntime's rewrite, and onnxruntime runs
+    the model with and without the probe (which can undo its int8 -> u8 rewrite)."""
+    from .frontends.onnx_model import read_model
+    from .oracles import onnxruntime_rt
+
+    said = {f.node: f.describe() for f in fusions}
+    for layer in report.layers:
+        if layer.layer in said:
+            layer.notes.append(said[layer.layer])
+    wanted = [
+        p.names[0]
+        for pl in pooling
+        for p in (*pl.layer.inputs, *pl.layer.outputs)
+        if p.names and p.names[0] and p.names[0] not in graph.initializers
+    ]
+    with refusals("onnxruntime", graph.path):
+        plain, probed = onnxruntime_rt.finals_with_and_without(
+            read_model(graph.path), wanted, inputs
+        )
+    report.probe = probe_effect(plain, probed)
+    report.probe.runtime = "onnxruntime"
 
 
 def _load_oracle(onnx_graph: bool, precision: str | None) -> tuple[str, str | None]:

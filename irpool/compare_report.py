@@ -68,6 +68,7 @@ class ProbeEffect:
     max_abs: float
     layers: list[str] = field(default_factory=list)
     """The compared layers whose tensors, asked for alone, move the final outputs."""
+    runtime: str = "openvino"
 
     @property
     def text(self) -> str:
@@ -77,7 +78,8 @@ class ProbeEffect:
                 f"({self.compared} values, bit for bit)"
             )
         return (
-            f"probe: asking openvino for the compared layers' tensors changed what it runs: "
+            f"probe: asking {self.runtime} for the compared layers' tensors changed what it "
+            "runs: "
             f"{self.moved} of the model's {self.compared} final output values moved (max abs "
             f"{_fmt(self.max_abs)}); "
             + (
@@ -275,9 +277,15 @@ def outputs_json(outputs: Any) -> list[dict[str, Any]]:
         record = {
             k: _json_value(v)
             for k, v in o.__dict__.items()
-            if not (k == "mismatch_map" and v is None)
+            if not (k in ("mismatch_map", "cell_values") and v is None)
         }
         record["worst_oracle"] = record["worst_openvino"]  # the neutral name of the same value
+        if o.cell_values is not None:
+            record["cell_values"] = {
+                "irpool": o.cell_values[0],
+                "oracle": o.cell_values[1],
+                "differing": o.cell_values[2],
+            }
         records.append(record)
     return records
 

@@ -50,6 +50,10 @@ class OutputComparison:
     """The largest difference as a share of that bound (None: no bound applied)."""
     mismatch_map: dict[str, Any] | None = None
     """Where the differing values are over the output's spatial cells (see mismatch_map)."""
+    cell_values: tuple[list[Any], list[Any], list[int]] | None = None
+    """Every value of both sides (got, expected) and the flat indices of those that count as
+    differing, for an output that differs and has at most CELL_VALUES values on each side
+    (see cell_values)."""
 
 
 def _spacing(b: Array) -> Array:
@@ -125,6 +129,7 @@ def compare_arrays(
     if got.shape != expected.shape:
         result.shape_ok = False
         result.passed = False
+        result.cell_values = cell_values(got, expected, None)
         return result
     if got.dtype != expected.dtype:
         result.passed = False
@@ -169,9 +174,37 @@ def compare_arrays(
         result.worst_irpool = got[worst].item() if hasattr(got[worst], "item") else got[worst]
         result.worst_openvino = expected[worst].item()
         result.passed = False
+        result.cell_values = cell_values(got, expected, bad)
     result.min_atol = result.max_abs
     result.min_rtol = result.max_rel
     return result
+
+
+CELL_VALUES = 256
+"""Most values per side of an output whose every cell a report lists (cell_values)."""
+
+
+def _flat(a: Array) -> list[Any]:
+    """The values of an array, C order, as JSON holds them: numbers, with NaN and the
+    infinities as the strings "nan", "inf" and "-inf"."""
+    wide = a.astype(np.float64) if a.dtype.kind == "f" or a.dtype.name == "bfloat16" else a
+    return [
+        v if not isinstance(v, float) or math.isfinite(v) else str(v)
+        for v in np.asarray(wide).reshape(-1).tolist()
+    ]
+
+
+def cell_values(
+    got: Array, expected: Array, bad: Array | None, limit: int = CELL_VALUES
+) -> tuple[list[Any], list[Any], list[int]] | None:
+    """Every value of both outputs, flat in C order (see _flat), and the flat indices where
+    `bad` (the mismatch mask; None when the shapes differ) is set; None when either output
+    has more than `limit` values.  What a report shows in full for a small output that
+    differs."""
+    if got.size > limit or expected.size > limit:
+        return None
+    differing = [] if bad is None else [int(i) for i in np.flatnonzero(bad)]
+    return _flat(got), _flat(expected), differing
 
 
 MAP_CELLS = 4096

@@ -50,6 +50,8 @@ class _Step:
     run: Callable[[list[Any]], list[Any]]
     ins: list[int | None]
     outs: list[int]
+    direct: Callable[[list[Any]], list[Any]] | None = None
+    """The step on plain arrays (see _Prepared), or None."""
 
 
 @dataclass
@@ -63,6 +65,9 @@ class _Program:
     results: list[tuple[str, int]]
     layers: list[LayerPath] = field(default_factory=list)
     why: str = ""
+    arrays: list[Any] | None = None
+    """The program on plain arrays: the static slots' tensors (those its steps read), where
+    every parameter is plain and every step has its direct form; else None."""
 
 
 def _uniform_inputs(graph: Graph, signature: Signature) -> dict[int, Array]:
@@ -73,6 +78,80 @@ def _uniform_inputs(graph: Graph, signature: Signature) -> dict[int, Array]:
     for layer, (shape, dtype) in zip(parameters(graph), signature, strict=True):
         out[layer.index] = _uniform(rng, -1.0, 1.0, shape, np.dtype(dtype))
     return out
+
+
+class _Prepared:
+    """A layer's step run on Values, and the same step on plain arrays (`direct`: a prepared
+    kernel whose tensors are all held in their declared types)."""
+
+    def __init__(
+        self, run: Callable[[list[Any]], list[Any]], direct: Callable[[list[Any]], list[Any]]
+    ) -> None:
+        self.run = run
+        self.direct = direct
+
+    def __call__(self, v: list[Any]) -> list[Any]:
+        return self.run(v)
+
+
+class _Tracer:
+    """The slots, steps, parameters and results of a program as _trace builds it."""
+
+    def __init__(self, v10: bool) -> None:
+        self.v10 = v10
+        self.slot_of: dict[tuple[int, int], int] = {}
+        self.values: list[Any] = []
+        self.dynamic: list[bool] = []
+        self.steps: list[_Step] = []
+        self.params: list[tuple[int, int, str, str]] = []
+        self.results: list[tuple[str, int]] = []
+        self.layers: list[LayerPath] = []
+        self.outputs: dict[str, Array] = {}
+
+    def new_slot(self, value: Any, moving: bool) -> int:
+        self.values.append(value)
+        self.dynamic.append(moving)
+        return len(self.values) - 1
+
+    def parameter(self, layer: Layer, array: Array, et: str | None) -> None:
+        from .model import element_type_of_numpy
+
+        own = element_type_of_numpy(array.dtype.name) or "f32"
+        slot = self.new_slot(_value(array, own, et or own), True)
+        self.params.append((slot, layer.index, own, et or own))
+        self.slot_of[(layer.index, layer.outputs[0].id if layer.outputs else 0)] = slot
+        for port in layer.outputs[1:]:
+            self.slot_of[(layer.index, port.id)] = slot
+
+    def result(self, name: str, src: int) -> None:
+        out_slot = self.new_slot(self.values[src].output(self.v10), self.dynamic[src])
+        self.outputs[name] = self.values[out_slot]
+        if self.dynamic[src]:
+            direct = _identity if not self.v10 and _plain(self.values[src]) else None
+            self.steps.append(_Step(_result(self.v10), [src], [out_slot], direct))
+        self.results.append((name, out_slot))
+
+    def step(
+        self, run: Callable[[list[Any]], list[Any]], ins: list[int | None], outs: list[int]
+    ) -> None:
+        """A step of the program; its direct form where every tensor it reads per call and
+        every one it makes is plain."""
+        direct = run.direct if isinstance(run, _Prepared) else None
+        moving = [self.values[i] for i in ins if i is not None and self.dynamic[i]]
+        if not all(_plain(v) for v in moving + [self.values[o] for o in outs]):
+            direct = None
+        self.steps.append(_Step(run, ins, outs, direct))
+
+    def program(self) -> _Program:
+        slots = [None if d else v for v, d in zip(self.values, self.dynamic, strict=True)]
+        program = _Program(self.steps, slots, self.params, self.results, self.layers)
+        plain = all(own == declared for _, _, own, declared in self.params)
+        if plain and all(s.direct is not None for s in self.steps):
+            read = {i for s in self.steps for i in s.ins if i is not None and not self.dynamic[i]}
+            program.arrays = [
+                self.values[i].output() if i in read else None for i in range(len(self.values))
+            ]
+        return program
 
 
 class CompiledModel:
@@ -145,6 +224,13 @@ class CompiledModel:
         self._constants: dict[int, Any] = {}
         self._bound: dict[int, Bound] = {}
         self._last: tuple[Signature, _Program] | None = None
+        self._hot: tuple[tuple[tuple[tuple[int, ...], np.dtype[Any]], ...], _Program] | None = None
+        """The program of the last call's input shapes and dtypes."""
+        self._fast: (
+            tuple[np.dtype[Any], tuple[int, ...], Callable[[Array], dict[str, Array]]] | None
+        ) = None
+        """For a one-input model whose last program runs on plain arrays: its dtype, shape and
+        that program as one function of the input."""
         if all(s is not None for s in static):
             sig = tuple(
                 (s, dt.name) for s, dt in zip(static, self._dtypes, strict=True) if s is not None
@@ -181,10 +267,27 @@ class CompiledModel:
         )
 
     def __call__(self, inputs: Mapping[str, Array] | Array | None = None) -> dict[str, Array]:
+        fast = self._fast
+        if (
+            fast is not None
+            and type(inputs) is np.ndarray
+            and inputs.dtype is fast[0]
+            and inputs.shape == fast[1]
+        ):
+            return fast[2](inputs)  # one plain input of the last signature
         arrays = self._arrays(inputs)
-        sig = tuple((tuple(a.shape), a.dtype.name) for a in arrays)
-        last = self._last
-        program = last[1] if last is not None and last[0] == sig else self._program(sig)
+        key = tuple((a.shape, a.dtype) for a in arrays)
+        hot = self._hot
+        if hot is not None and hot[0] == key:
+            program = hot[1]
+        else:
+            program = self._program(tuple((tuple(a.shape), a.dtype.name) for a in arrays))
+            self._hot = (key, program)
+            self._fast = None
+            if len(arrays) == 1 and program.arrays is not None:
+                self._fast = (arrays[0].dtype, arrays[0].shape, _one_input(program))
+        if program.arrays is not None:
+            return _direct(program, program.arrays, arrays)
         slots = list(program.slots)
         for (slot, _, own, declared), array in zip(program.params, arrays, strict=True):
             slots[slot] = _value(array, own, declared)
@@ -301,88 +404,52 @@ class CompiledModel:
         self, sig: Signature, trace: Mapping[int, Array], prepare: bool
     ) -> tuple[_Program, dict[str, Array]]:
         rn = _run_module()
+        from .model import port_inputs
 
         graph = self.graph
-        convention = self.convention
         onnx_model = graph.format == "onnx"
-        plugin = not onnx_model and convention in (None, "openvino")
-        hold_f16 = onnx_model and convention in (None, "onnx")
-        v10 = graph.ir_version == 10
+        plugin = not onnx_model and self.convention in (None, "openvino")
+        hold_f16 = onnx_model and self.convention in (None, "onnx")
         index_of = {la.id: la.index for la in graph.layers}
-        slot_of: dict[tuple[int, int], int] = {}
-        values: list[Any] = []
-        dynamic: list[bool] = []
-        steps: list[_Step] = []
-        params: list[tuple[int, int, str, str]] = []
-        results: list[tuple[str, int]] = []
-        layers: list[LayerPath] = []
-        outputs: dict[str, Array] = {}
-
-        def new_slot(value: Any, moving: bool) -> int:
-            values.append(value)
-            dynamic.append(moving)
-            return len(values) - 1
-
+        t = _Tracer(graph.ir_version == 10)
         for layer in graph.topological():
             role = rn._role(layer)
-            ins: list[int | None] = []
-            for port in layer.inputs:
-                assert layer.id is not None
-                edge = graph.producer(layer.id, port.id)
-                if edge is not None:
-                    ins.append(slot_of[(index_of[edge.from_layer], edge.from_port)])
-                elif port.names and port.names[0] in graph.initializers:
-                    init = np.asarray(graph.initializers[port.names[0]])
-                    ins.append(new_slot(rn._declared_value(init), False))
-                else:
-                    ins.append(None)
-            optional = [values[i] if i is not None else None for i in ins]
-            present = [v for v in optional if v is not None]
-            moving = any(dynamic[i] for i in ins if i is not None)
-            if role not in ("parameter", "const") and not present:
+            ins = port_inputs(
+                graph,
+                layer,
+                index_of,
+                t.slot_of.__getitem__,
+                lambda init: t.new_slot(rn._declared_value(init), False),
+            )
+            optional = [t.values[i] if i is not None else None for i in ins]
+            moving = any(t.dynamic[i] for i in ins if i is not None)
+            if role not in ("parameter", "const") and not any(v is not None for v in optional):
                 from .errors import IrParseError
 
                 raise IrParseError(f"{layer.type} has no connected input", layer.where())
             if role == "parameter":
                 array = trace[layer.index]
-                et = (
-                    rn._element_type(layer)
-                    if not onnx_model
-                    else rn.element_type_of_numpy(array.dtype.name)
-                )
-                own = rn.element_type_of_numpy(array.dtype.name) or "f32"
-                slot = new_slot(_value(array, own, et or own), True)
-                params.append((slot, layer.index, own, et or own))
-                slot_of[(layer.index, layer.outputs[0].id if layer.outputs else 0)] = slot
-                for port in layer.outputs[1:]:
-                    slot_of[(layer.index, port.id)] = slot
+                et = rn._element_type(layer) if not onnx_model else None
+                t.parameter(layer, array, et or rn.element_type_of_numpy(array.dtype.name))
                 continue
             if role == "result":
-                name = layer.name or layer.label
                 assert ins[0] is not None
-                src = ins[0]
-                out_slot = new_slot(values[src].output(v10), dynamic[src])
-                outputs[name] = values[out_slot]
-                if dynamic[src]:
-                    steps.append(_Step(_result(v10), [src], [out_slot]))
-                results.append((name, out_slot))
+                t.result(layer.name or layer.label, ins[0])
                 continue
-            moving_ins = [i is not None and dynamic[i] for i in ins]
+            moving_ins = [i is not None and t.dynamic[i] for i in ins]
             run, path = self._layer_step(
                 layer, role, optional, moving_ins, plugin, hold_f16, prepare and moving
             )
             outs = run(optional)
             if path is not None:
-                layers.append(path)
+                t.layers.append(path)
             out_slots = []
             for port, value in zip(layer.outputs, outs, strict=False):
-                slot = new_slot(value, moving)
-                slot_of[(layer.index, port.id)] = slot
-                out_slots.append(slot)
+                out_slots.append(t.new_slot(value, moving))
+                t.slot_of[(layer.index, port.id)] = out_slots[-1]
             if moving:
-                steps.append(_Step(run, ins, out_slots))
-        slots = [None if d else v for v, d in zip(values, dynamic, strict=True)]
-        return _Program(steps, slots, params, results, layers), outputs
+                t.step(run, ins, out_slots)
+        return t.program(), t.outputs
 
     def _layer_step(
         self,
@@ -470,7 +537,19 @@ class CompiledModel:
             )
         p, _ = rn._pool(bound, optional, convention, None, True, plugin, hold_f16)
         prepared = PreparedPool(p, self.threads, self.kernel_path)
-        declared = rn._declared_value
+        declared = _declared
+
+        pool = prepared.run
+        if prepared.path == "compiled" and p.via is None:
+            # the program's signature fixes this input's dtype and shape: no check per call
+            kernel = prepared._compiled
+
+            def pool(x: Array) -> tuple[Array, Array | None]:
+                return kernel()(x)
+
+        def direct(v: list[Any]) -> list[Any]:
+            values, indices = pool(v[0])
+            return [values] if indices is None else [values, indices]
 
         def run(v: list[Any]) -> list[Any]:
             values, indices = prepared.run(v[0].array)
@@ -479,7 +558,9 @@ class CompiledModel:
                 outs.append(declared(indices))
             return outs
 
-        return run, LayerPath(bound.label, bound.layer.type, prepared.path, prepared.why)
+        return _Prepared(run, direct), LayerPath(
+            bound.label, bound.layer.type, prepared.path, prepared.why
+        )
 
     def _family_step(
         self, bound: Bound, optional: list[Any], moving: list[bool], prepare: bool
@@ -515,20 +596,27 @@ class CompiledModel:
             )
         p, _ = rn._family(bound, optional, None, convention)
         kernel = prepare_family(p, self.threads, self.kernel_path)
-        declared = rn._declared_value
+        declared = _declared
 
         def run(v: list[Any]) -> list[Any]:
             arrays = [v[0].array, *(x.output() if x is not None else None for x in v[1:])]
             return [declared(a) for a in kernel(arrays)]
 
-        return run, LayerPath(bound.label, bound.layer.type, kernel.path, kernel.why)
+        return _Prepared(run, kernel), LayerPath(
+            bound.label, bound.layer.type, kernel.path, kernel.why
+        )
+
+
+_RUN: list[Any] = []
 
 
 def _run_module() -> Any:
-    """irpool/run.py (the package's `run` attribute is the API function)."""
-    import importlib
+    """irpool/run.py (the package's `run` attribute is the API function), imported once."""
+    if not _RUN:
+        import importlib
 
-    return importlib.import_module(".run", __package__)
+        _RUN.append(importlib.import_module(".run", __package__))
+    return _RUN[0]
 
 
 class _Unknown(Exception):
@@ -548,9 +636,68 @@ def _plain(v: Any) -> bool:
 
 
 def _value(array: Array, own: str, declared: str) -> Any:
-    from .run import Value
+    return _run_module().Value(array, own, declared)
 
-    return Value(array, own, declared)
+
+_ELEMENT_TYPES: dict[np.dtype[Any], str] = {}
+
+
+def _declared(array: Array) -> Any:
+    """run._declared_value with the element type of each dtype looked up once (numpy's
+    dtype.name is slow: tens of microseconds on a busy machine)."""
+    rn = _run_module()
+    et = _ELEMENT_TYPES.get(array.dtype)
+    if et is None:
+        et = _ELEMENT_TYPES[array.dtype] = rn.element_type_of_numpy(array.dtype.name) or "f32"
+    return rn.Value(np.asarray(array), et, et)
+
+
+def _direct(program: _Program, static: list[Any], arrays: list[Array]) -> dict[str, Array]:
+    """A program run on plain arrays (its steps' direct forms)."""
+    slots = list(static)
+    for (slot, _, _, _), array in zip(program.params, arrays, strict=True):
+        slots[slot] = array
+    for step in program.steps:
+        assert step.direct is not None
+        outs = step.direct([slots[i] if i is not None else None for i in step.ins])
+        for slot, value in zip(step.outs, outs, strict=False):
+            slots[slot] = value
+    return {name: slots[slot] for name, slot in program.results}
+
+
+def _one_input(program: _Program) -> Callable[[Array], dict[str, Array]]:
+    """A one-input program on plain arrays as one function; a single kernel step whose
+    outputs are the Results as a closure over the kernel (no slots)."""
+    assert program.arrays is not None
+    static = program.arrays
+    if not program.steps:
+        return lambda x: _direct(program, static, [x])
+    first, rest = program.steps[0], program.steps[1:]
+    pslot = program.params[0][0]
+    source = {s.outs[0]: s.ins[0] for s in rest if s.direct is _identity}
+    made = {slot: k for k, slot in enumerate(first.outs)}
+    picks = [made.get(source.get(slot, -1) or -1, -1) for _, slot in program.results]
+    if (
+        len(rest) != len(source)
+        or first.ins[:1] != [pslot]
+        or -1 in picks
+        or pslot in first.ins[1:]
+    ):
+        return lambda x: _direct(program, static, [x])
+    kernel = first.direct
+    assert kernel is not None
+    extra = [static[i] if i is not None else None for i in first.ins[1:]]
+    names = [(name, k) for (name, _), k in zip(program.results, picks, strict=True)]
+
+    def run(x: Array) -> dict[str, Array]:
+        outs = kernel([x, *extra])
+        return {name: outs[k] for name, k in names}
+
+    return run
+
+
+def _identity(v: list[Any]) -> list[Any]:
+    return [v[0]]
 
 
 def _result(v10: bool) -> Callable[[list[Any]], list[Any]]:

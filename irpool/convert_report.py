@@ -485,6 +485,12 @@ def _output_json(c: OutputComparison) -> dict[str, Any]:
     record.update(summation_rounding=c.rounding, shape_ok=c.shape_ok)
     if c.mismatch_map is not None:
         record["mismatch_map"] = c.mismatch_map
+    if c.cell_values is not None:
+        record["cell_values"] = {
+            "openvino": c.cell_values[0],
+            "onnx": c.cell_values[1],
+            "differing": c.cell_values[2],
+        }
     return {k: _json_value(v) for k, v in record.items()}
 
 

@@ -108,6 +108,11 @@ class LayerReport(_Heading):
     plan: PoolPlan | None = None
     divergences: list[str] = field(default_factory=list)
     """The known divergences this layer exercises (ids of the divergence table)."""
+    plans: dict[str, PoolPlan | str] = field(default_factory=dict)
+    """Every convention's plan of the layer, or why it refuses it (what --png compares)."""
+    divergences_any: list[str] = field(default_factory=list)
+    """The known divergences the layer exercises under any convention's plan (--png names
+    them over the conventions it draws side by side)."""
     kernel: str = "numpy"
     """The kernel path that computes the layer: compiled or numpy (IRPOOL_KERNEL, numba)."""
     kernel_why: str = ""
@@ -415,6 +420,8 @@ def explain_layer(
             )
         )
     report.borders = _border_windows(p, others, classified)
+    report.plans = others
+    report.divergences_any = _touched_by_any(pl, len(input_shape), others, report.divergences)
     for other_name, other in others.items():
         if isinstance(other, str):
             report.conventions[other_name] = f"refuses: {other}"
@@ -424,6 +431,20 @@ def explain_layer(
                 f"divisor rule {other.divisor}"
             )
     return report
+
+
+def _touched_by_any(
+    pl: PoolingLayer, rank: int, plans: dict[str, PoolPlan | str], own: list[str]
+) -> list[str]:
+    """The divergences the layer exercises under its own plan (`own`) or any other."""
+    params = pl.bound.params_for(rank)
+    touched = [
+        key
+        for q in plans.values()
+        if isinstance(q, PoolPlan)
+        for key in divergences.touched(params, q)
+    ]
+    return list(dict.fromkeys([*own, *touched]))
 
 
 def _family_report(

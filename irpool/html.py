@@ -21,6 +21,8 @@ import json
 import re
 from typing import Any
 
+from .html_cells import CSS as CELLS_CSS
+from .html_cells import cells_block
 from .html_pictures import _grid_svg, _picture
 from .html_views import (
     LayerView,
@@ -61,6 +63,7 @@ th, td { text-align: left; padding: 6px 10px; border-bottom: 1px solid var(--lin
   vertical-align: top; }
 th { background: var(--soft); font-weight: 600; font-size: 13px; color: var(--muted); }
 td.num { text-align: right; white-space: nowrap; }
+.long { overflow-wrap: anywhere; }
 tr.bad td:first-child { box-shadow: inset 3px 0 0 var(--bad); }
 .pill { display: inline-block; padding: 1px 8px; border-radius: 999px; font-size: 12px;
   font-weight: 700; letter-spacing: .02em; }
@@ -147,7 +150,7 @@ def _layers_table(page: PageView) -> str:
     heads = [
         "",
         page.noun,
-        "op",
+        "type" if page.noun == "op" else "op",
         *page.extra_headers,
         "values differ",
         "indices differ",
@@ -167,8 +170,8 @@ def _layers_table(page: PageView) -> str:
         cells = [
             _status(la.passed),
             name,
-            _e(la.op),
-            *(_e(c) for c in la.extra_cells),
+            f'<span class="long">{_e(la.op)}</span>',
+            *(f'<span class="long">{_e(c)}</span>' for c in la.extra_cells),
             f'<span class="mono">{_e(_diff_summary(values))}</span>' if values else "—",
             f'<span class="mono">{_e(_diff_summary(indices))}</span>' if indices else "—",
             _e(_num(values.max_abs)) if values and values.shape_ok else "—",
@@ -273,7 +276,7 @@ def _output_block(out: OutputView, page: PageView, la: LayerView) -> str:
         f'<section class="output" data-output="{_e(out.name)}"><h4>{_e(out.name)} '
         f'{_status(out.passed)}</h4><p class="stats">{_e(stats)}</p>'
         f'<div class="cols">{figure}<div class="side">{_worst_table(out, page)}</div></div>'
-        "</section>"
+        f"{cells_block(out, page.side_a, page.side_b)}</section>"
     )
 
 
@@ -363,7 +366,7 @@ def _page(page: PageView, report: Report) -> str:
         '<html lang="en"><head><meta charset="utf-8">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
         f'<meta name="generator" content="{_e(version)}">'
-        f"<title>{_e(title)}</title><style>{CSS}</style></head><body><main>"
+        f"<title>{_e(title)}</title><style>{CSS}{CELLS_CSS}</style></head><body><main>"
         f'<header class="top"><h1>{_e(name)}</h1><span class="kind">irpool {_e(page.kind)}'
         "</span></header>"
         f'<div class="verdict {"ok" if page.ok else "bad"}" role="status">'

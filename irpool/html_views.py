@@ -3,6 +3,7 @@ report: one PageView of LayerViews and OutputViews, the attribute rows side by s
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -65,6 +66,11 @@ class OutputView:
     rounding: int = 0
     nan_mismatches: int = 0
     inf_mismatches: int = 0
+    values_a: list[Any] | None = None
+    """Every value of side A, flat in C order (a small output that differs), else None."""
+    values_b: list[Any] | None = None
+    differing: list[int] = field(default_factory=list)
+    """Flat indices of the values that count as differing (with values_a and values_b)."""
 
     @property
     def shape_ok(self) -> bool:
@@ -205,11 +211,14 @@ def _plan_rows(plans: Mapping[str, Any], a: str, b: str, dtype: str) -> list[Att
             continue
         va, vb = _fmt_list(pa.get(key)), _fmt_list(pb.get(key))
         differs = va != vb
+        if key in ("shape_rule", "divisor"):
+            words = SHAPE_RULE_WORDS if key == "shape_rule" else DIVISOR_WORDS
+            va, vb = words.get(va, va), words.get(vb, vb)
         if key == "shape_rule" and pa.get("output_shape") == pb.get("output_shape"):
             # the rules differ elsewhere, not on this input: not what makes the values differ
             differs = False
             if va != vb:
-                label = "shape rule (same output shape here)"
+                label = "shape rule (differs, but not on this input: same output shape)"
         if key == "empty":
             # openvino's rule differs from zero only where empty windows divide by their taps
             # in the input (kernel/windows.py); elsewhere both give 0
@@ -241,6 +250,8 @@ _COMPARE_KEYS = {
     "rounding": "rounding",
     "min_atol": "min_atol",
     "min_rtol": "min_rtol",
+    "values_a": "irpool",
+    "values_b": "oracle",
 }
 """Where an output of a compare report keeps each field of its view."""
 
@@ -254,6 +265,8 @@ _CONVERT_KEYS = {
     "worst_a": "worst_openvino",
     "worst_b": "worst_onnx",
     "rounding": "summation_rounding",
+    "values_a": "openvino",
+    "values_b": "onnx",
 }
 """Where an output of a convert report keeps them (no minimal tolerances)."""
 
@@ -266,6 +279,8 @@ _AUDIT_KEYS = {
     "mismatches": "differing",
     "worst_a": "worst_openvino",
     "worst_b": "worst_source",
+    "values_a": "openvino",
+    "values_b": "source",
 }
 """Where an output of an audit (PyTorch, TensorFlow, IR) keeps them."""
 
@@ -277,6 +292,8 @@ def _output_view(
 
     def read(name: str) -> Any:
         return o.get(keys[name]) if name in keys else None
+
+    cells = o.get("cell_values") or {}
 
     return OutputView(
         name=str(o.get(keys["name"], "values")),
@@ -299,6 +316,9 @@ def _output_view(
         rounding=int(read("rounding") or 0),
         nan_mismatches=int(o.get("nan_mismatches") or 0),
         inf_mismatches=int(o.get("inf_mismatches") or 0),
+        values_a=cells.get(keys["values_a"]),
+        values_b=cells.get(keys["values_b"]),
+        differing=[int(i) for i in cells.get("differing") or []],
     )
 
 
@@ -308,6 +328,85 @@ def _for_a_reader(text: str) -> str:
     text = re.sub(r"\[((?:\(\d+(?:, \d+)*,?\)(?:, )?)+)\]", lambda m: m[1], text)
     text = re.sub(r"\((\d+(?:, \d+)*),?\)", r"[\1]", text)
     return re.sub(r"'([a-z_]+)'", r"\1", text)
+
+
+DIVISOR_WORDS = {
+    "full": "every window by the full kernel volume (padding and ceil overhang included)",
+    "declared": "each window by its taps up to the declared padding (the ceil overhang not "
+    "counted)",
+    "in_input": "each window by its taps inside the input (padding not counted)",
+}
+"""The plan's divisor rules, as the page says them."""
+
+
+SHAPE_RULE_WORDS = {
+    "floor": "floor",
+    "ceil": "ceil, keeping a last window that starts in the right padding",
+    "ceil_drop": "ceil, dropping a last window that starts in the right padding",
+}
+"""The plan's output-size rules, as the page says them."""
+
+
+def _divisor_sentence(text: str) -> str:
+    """'D1: the include-pad divisor: A uses 'full' (why); B uses 'declared'' as 'A divides
+    every window by ...; B divides each window by ...'; other text unchanged."""
+    m = re.fullmatch(
+        r"(D\w+): the include-pad divisor: (.+?) uses '(\w+)' \(.*\); (.+?) uses '(\w+)'", text
+    )
+    if m is None or m[3] not in DIVISOR_WORDS or m[5] not in DIVISOR_WORDS:
+        return text
+    return f"{m[1]}: {m[2]} divides {DIVISOR_WORDS[m[3]]}; {m[4]} divides {DIVISOR_WORDS[m[5]]}"
+
+
+def _diagnosis(
+    diagnosis: Mapping[str, Any], convention: str, who: str, values: OutputView | None = None
+) -> list[tuple[str, str]]:
+    """A compare diagnosis for a reader: which convention gives the oracle's numbers, each
+    divergence behind it (with its title), and the cells that differ; the CLI's sentence,
+    cleaned of Python's notation, when no convention reproduces them."""
+    matching = [str(m) for m in diagnosis.get("matching_conventions") or []]
+    named = [str(d) for d in diagnosis.get("divergences") or []]
+    if not matching or not named or named[0].startswith("summation"):
+        return [("diagnosis", _for_a_reader(str(diagnosis.get("text") or "")))]
+    which = " and ".join(f"the {m}" for m in matching)
+    lines = [
+        (
+            "diagnosis",
+            f"{who}'s numbers are what irpool computes under {which} convention"
+            f"{'s' if len(matching) > 1 else ''}, not under the {convention} convention it "
+            "was asked for: the two conventions compute this layer differently.",
+        )
+    ]
+    for text in named:
+        lines.append(("why", _titled(_for_a_reader(_divisor_sentence(text)))))
+    cells = [list(c) for c in diagnosis.get("cells") or []]
+    if cells:
+        shown = ", ".join(_fmt_list(c) for c in cells)
+        mask = values.mask if values is not None else None
+        if mask and int(mask.get("differing_cells", 0)) > len(cells):
+            total = math.prod(int(n) for n in mask["shape"])
+            lines.append(
+                (
+                    "where",
+                    f"{mask['differing_cells']} of {total} spatial cells differ (the map "
+                    f"below); the first {len(cells)}: {shown}",
+                )
+            )
+        else:
+            lines.append(("where", f"spatial cells that differ: {shown}"))
+    return lines
+
+
+def _titled(text: str) -> str:
+    """A sentence that starts with a divergence id ("D2c: ...", "D3 (D1): ...") with the
+    divergence's title after the id."""
+    from .divergences import BY_ID
+
+    m = re.match(r"(D\d+[a-z]?)\b", text)
+    d = BY_ID.get(m[1]) if m else None
+    if m is None or d is None:
+        return text
+    return f"{m[1]}, {d.title}{text[m.end() :]}"
 
 
 def _from_compare(report: Report) -> PageView:
@@ -323,9 +422,10 @@ def _from_compare(report: Report) -> PageView:
             _output_view(o, hint if o.get("name") == "values" else [], _COMPARE_KEYS)
             for o in entry.get("outputs", [])
         ]
-        explanations = []
-        if diagnosis.get("text"):
-            explanations.append(("diagnosis", _for_a_reader(str(diagnosis["text"]))))
+        values = next((o for o in outputs if o.name == "values"), None)
+        explanations = (
+            _diagnosis(diagnosis, convention, who, values) if diagnosis.get("text") else []
+        )
         matching = list(diagnosis.get("matching_conventions") or [])
         other = next((m for m in matching if m != convention), natural)
         plans = entry.get("plans") or {}
@@ -479,7 +579,7 @@ def _from_convert(report: Report) -> PageView:
         outputs = _conversion_outputs(node, _CONVERT_KEYS)
         explanations = []
         if node.get("divergence"):
-            explanations.append(("conversion", str(node["divergence"])))
+            explanations.append(("conversion", _titled(str(node["divergence"]))))
         if node.get("onnxruntime"):
             explanations.append(("onnxruntime", str(node["onnxruntime"])))
         for name in node.get("missing_tensors") or []:
@@ -532,15 +632,44 @@ def _from_convert(report: Report) -> PageView:
 FRAMEWORKS = {"torch": "PyTorch", "tf": "TensorFlow", "onnx": "ONNX"}
 
 
+AUDIT_PAIRS = (
+    (("kernel_size", "ksize", "pool_size"), ("kernel",)),
+    (("stride", "strides"), ("strides",)),
+    (("padding",), ("pads_begin", "pads_end", "auto_pad")),
+    (("dilation", "dilations", "dilation_rate"), ("dilations",)),
+    (("ceil_mode",), ("rounding_type",)),
+    (("count_include_pad",), ("exclude-pad",)),
+    (("return_indices",), ("index_element_type", "axis")),
+)
+"""Which attributes of a PyTorch or TensorFlow op say what which attributes of the openvino
+layer say, row by row (the rest follow, one side each)."""
+
+
 def _audit_rows(op: Mapping[str, Any]) -> list[AttributeRow]:
-    """The framework op's attributes beside the attributes of the openvino layer(s) it became."""
-    rows = [
-        AttributeRow(f"{k} \u2194 —", _fmt_list(v), "—")
-        for k, v in (op.get("attributes") or {}).items()
-    ]
-    for layer in op.get("openvino_layers") or []:
-        for k, v in (layer.get("attributes") or {}).items():
-            rows.append(AttributeRow(f"— \u2194 {k}", "—", _fmt_list(v)))
+    """The framework op's attributes beside the attributes of the openvino layer it became
+    (paired as AUDIT_PAIRS says when it became one layer); an attribute neither side sets is
+    left out."""
+    source = {str(k): v for k, v in (op.get("attributes") or {}).items() if v is not None}
+    layers = op.get("openvino_layers") or []
+    target = {str(k): v for k, v in (layers[0].get("attributes") or {}).items()} if layers else {}
+    rows = []
+    if len(layers) == 1:
+        for names, ov_names in AUDIT_PAIRS:
+            a = [n for n in names if n in source]
+            b = [n for n in ov_names if n in target]
+            if not a or not b:
+                continue
+            rows.append(
+                AttributeRow(
+                    f"{' / '.join(a)} \u2194 {' / '.join(b)}",
+                    " / ".join(_fmt_list(source.pop(n)) for n in a),
+                    " / ".join(_fmt_list(target.pop(n)) for n in b),
+                )
+            )
+    rows += [AttributeRow(f"{k} \u2194 \u2014", _fmt_list(v), "\u2014") for k, v in source.items()]
+    rest = [(k, v) for la in layers[1:] for k, v in (la.get("attributes") or {}).items()]
+    for k, v in [*target.items(), *rest]:
+        rows.append(AttributeRow(f"\u2014 \u2194 {k}", "\u2014", _fmt_list(v)))
     return rows
 
 
@@ -550,7 +679,9 @@ def _from_audit(report: Report) -> PageView:
     layers = []
     for op in report.get("ops", []):
         outputs = _conversion_outputs(op, _AUDIT_KEYS)
-        explanations = [("conversion", str(op["divergence"]))] if op.get("divergence") else []
+        explanations = (
+            [("conversion", _titled(str(op["divergence"])))] if op.get("divergence") else []
+        )
         ov_layers = ", ".join(
             f"{la.get('name')} ({la.get('op')})" for la in op.get("openvino_layers") or []
         )

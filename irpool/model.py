@@ -6,16 +6,17 @@ Nothing here knows about lxml or onnx objects; every object keeps the file and l
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
 from .errors import InputError, IrParseError, Where
 
 INT64_MAX = 2**63 - 1
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -435,6 +436,28 @@ class Graph:
 
     def __iter__(self) -> Iterator[Layer]:
         return iter(self.layers)
+
+
+def port_inputs(
+    graph: Graph,
+    layer: Layer,
+    index_of: Mapping[int | None, int],
+    produced: Callable[[tuple[int, int]], T],
+    initializer: Callable[[Any], T],
+) -> list[T | None]:
+    """A layer's inputs, port by port: `produced((producer's layer index, its output port))`,
+    `initializer(array)` for an ONNX initializer, or None for an omitted optional ONNX input."""
+    got: list[T | None] = []
+    for port in layer.inputs:
+        assert layer.id is not None
+        edge = graph.producer(layer.id, port.id)
+        if edge is not None:
+            got.append(produced((index_of[edge.from_layer], edge.from_port)))
+        elif port.names and port.names[0] in graph.initializers:
+            got.append(initializer(np.asarray(graph.initializers[port.names[0]])))
+        else:
+            got.append(None)
+    return got
 
 
 def check_no_cycle(graph: Graph) -> None:

@@ -253,11 +253,18 @@ def execute(
     if layer is None:
         graph = reshaped(graph, shapes)
         arrays, report.sources = draw(graph, given, seed, low, high, cast, limit)
+        fusions: list[str] = []
+        if convention in (None, "onnx"):
+            # a QDQ model runs as onnxruntime's QDQ transformer rewrites it (irpool/qdq.py)
+            from .qdq import onnxruntime_graph
+
+            graph, fused = onnxruntime_graph(graph)
+            fusions = [f.describe() for f in fused]
         result = run_graph(graph, arrays, convention, cast, limit)
         report.outputs, report.tensors = result.outputs, result.tensors
         report.plans, report.bound, report.inputs = result.plans, result.bound, dict(arrays)
         report.family_plans, report.order = result.family_plans, result.order
-        report.notes = result.notes
+        report.notes = fusions + result.notes
         report.layers = {la.label: la for la in graph.layers}
         return report
     chosen = find_layer(graph, layer)

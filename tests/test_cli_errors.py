@@ -165,3 +165,21 @@ def test_explain_png_onto_an_existing_file_still_explains(tmp_path: Path) -> Non
     plain = irpool("explain", D1)
     assert plain.returncode == 0 and done.stdout == plain.stdout
     assert png.read_bytes() == b"keep me"
+
+
+def test_explain_png_without_matplotlib_still_explains(tmp_path: Path) -> None:
+    import subprocess
+
+    png = tmp_path / "d1.png"
+    block = BLOCK_ONNX.replace('("onnx", "onnxruntime")', '("matplotlib",)')
+    done = subprocess.run(
+        [sys.executable, "-c", block, "explain", D1, "--png", str(png)],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+    )
+    assert done.returncode == 3
+    assert "pip install 'irpool[plot]'" in one_line(done.stderr)
+    plain = irpool("explain", D1)
+    assert done.stdout == plain.stdout and plain.stdout  # the text comes all the same
+    assert not png.exists()

@@ -173,3 +173,50 @@ def test_quantized_chains(name: str, tmp_path: Path) -> None:
     ov.save_model(build(), path, compress_to_fp16=False)
     x = np.random.default_rng(7).uniform(-1.5, 3.5, shape).astype(np.float32)
     _same_as_run(path, {"x": x})
+
+
+def test_a_result_is_not_overwritten_by_the_next_call(tmp_path: Path) -> None:
+    """The one-input fast path returns fresh arrays: a kept result survives later calls."""
+    path = save(reduce_net("mean", (1, 20, 7, 7), [2, 3], True), tmp_path)
+    f = irpool.compile_model(path, threads=1)
+    rng = np.random.default_rng(11)
+    x1, x2 = random_values(rng, (1, 20, 7, 7)), random_values(rng, (1, 20, 7, 7))
+    first = f(x1)
+    kept = {name: value.copy() for name, value in first.items()}
+    second = f(x2)
+    again = f({"x": x2})
+    for name, value in irpool.run(path, x2).outputs.items():
+        assert same_bits(second[name], value) and same_bits(again[name], value)
+    for name, value in kept.items():
+        assert same_bits(first[name], value)
+
+
+def test_a_chain_of_kernels_runs_on_arrays(tmp_path: Path) -> None:
+    """MaxPool -> ReduceMax with no glue between: every step has its array form, and both
+    Results, call after call, are irpool.run's."""
+    net = NetBuilder("kernels")
+    x = net.parameter("x", [1, 6, 8, 8])
+    pool = net.op(
+        "MaxPool",
+        "opset1",
+        "pool",
+        {"kernel": "2,2", "strides": "2,2", "pads_begin": "0,0", "pads_end": "0,0"},
+        [x],
+        [([1, 6, 4, 4], "f32")],
+    )
+    axes = net.const("axes", np.asarray([2, 3], np.int64))
+    top = net.op(
+        "ReduceMax",
+        "opset1",
+        "top",
+        {"keep_dims": "true"},
+        [pool[0], axes],
+        [([1, 6, 1, 1], "f32")],
+    )
+    net.result("y", top[0])
+    net.result("pooled", pool[0])
+    path = save(net, tmp_path)
+    x_in = random_values(np.random.default_rng(12), (1, 6, 8, 8), special=True)
+    f = _same_as_run(path, x_in, threads=1)
+    program = f._last[1] if f._last else None
+    assert program is not None and program.arrays is not None

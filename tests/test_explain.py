@@ -90,20 +90,22 @@ def _png_size(path: Path) -> tuple[int, int]:
 
 
 @pytest.mark.parametrize(
-    "model,layer",
+    "model,layer,panels",
     [
-        ("fixtures/ir/pool_zoo.xml", "ap1_ceil"),
-        ("fixtures/ir/ranks.xml", "avg1d"),
-        ("fixtures/ir/ranks.xml", "max3d"),
+        ("fixtures/ir/pool_zoo.xml", "ap1_ceil", 2),  # D1: openvino beside onnx/torch
+        ("fixtures/ir/ranks.xml", "avg1d", 1),
+        ("fixtures/ir/ranks.xml", "max3d", 1),
     ],
 )
-def test_png_is_written(tmp_path: Path, model: str, layer: str) -> None:
+def test_png_is_written(tmp_path: Path, model: str, layer: str, panels: int) -> None:
     pytest.importorskip("matplotlib")
     out = tmp_path / "w.png"
     result = irpool("explain", model, "--layer", layer, "--png", str(out))
     assert result.returncode == 0, result.stderr
     width, height = _png_size(out)
-    assert width == 900 and 300 <= height <= 1000  # the height follows the drawing (1-D: lanes)
+    # one panel is 900 pixels wide, 2-D panels side by side 520 each
+    assert width == (900 if panels == 1 else 520 * panels)
+    assert 300 <= height <= 1000  # the height follows the drawing (1-D: lanes)
 
 
 def test_cli_json_and_unknown_layer() -> None:

@@ -21,6 +21,7 @@ pytest.importorskip("numba")
 
 FEW = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 DTYPES = ["float32", "float16", "bfloat16", "float64"]
+INTS = ["int8", "uint8", "int32", "int64"]
 
 
 def _values(rng: np.random.Generator, shape: tuple[int, ...], dtype: str, special: bool) -> Any:
@@ -61,10 +62,19 @@ def reduce_cases(draw: Any) -> tuple[Any, tuple[int, ...], str, bool]:
         shape[-2] = draw(st.integers(5, 20))
     axes = tuple(draw(st.lists(st.integers(0, rank - 1), min_size=1, max_size=rank, unique=True)))
     kind = draw(st.sampled_from(["sum", "mean", "max", "l1", "l2"]))
-    dtype = draw(st.sampled_from(DTYPES))
+    dtype = draw(st.sampled_from(DTYPES + INTS))
     rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
-    x = _values(rng, tuple(shape), dtype, draw(st.booleans()))
+    if dtype in INTS:
+        x = _integers(rng, tuple(shape), dtype, draw(st.sampled_from([10.0, 300.0, 3e9])))
+    else:
+        x = _values(rng, tuple(shape), dtype, draw(st.booleans()))
     return x, axes, kind, draw(st.booleans())
+
+
+def _integers(rng: np.random.Generator, shape: tuple[int, ...], dtype: str, scale: float) -> Any:
+    """Integers of `dtype` of about `scale` (large ones saturate 8-bit stores and leave int32)."""
+    info = np.iinfo(dtype)
+    return (rng.standard_normal(shape) * scale).clip(info.min, info.max).astype(dtype)
 
 
 @pytest.mark.parametrize("isa", ["avx512", "avx2"])
@@ -101,6 +111,23 @@ def test_head_reductions(shape: tuple[int, ...], axes: tuple[int, ...], kind: st
     plan = Reduction(kind).plan(params, shape, "float32", conv.get("openvino"))
     prepared = PreparedFamily(plan, 1, "compiled")
     assert prepared.path == "compiled" or why_not(plan) is not None
+    assert same_bits(prepared([x])[0], execute(plan, [x])[0])
+
+
+@pytest.mark.parametrize("isa", ["avx512", "avx2"])
+@pytest.mark.parametrize("dtype", INTS)
+@pytest.mark.parametrize("kind", ["mean", "max", "sum", "l2"])
+def test_integer_heads(isa: str, dtype: str, kind: str) -> None:
+    """Integer reductions over H, W (the plugin's stores after the tree and after the rest:
+    truncation, 8-bit saturation, uint8's packing store) on the compiled path."""
+    shape = (1, 40, 7, 7)
+    x = _integers(np.random.default_rng(3), shape, dtype, 300.0)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("IRPOOL_OV_ISA", isa)
+        params = ReduceParams(op="Reduce", kind=kind, axes=(2, 3), keep=True)
+        plan = Reduction(kind).plan(params, shape, dtype, conv.get("openvino"))
+    prepared = PreparedFamily(plan, 1, "compiled")
+    assert prepared.path == "compiled", prepared.why
     assert same_bits(prepared([x])[0], execute(plan, [x])[0])
 
 

@@ -70,10 +70,13 @@ def test_compare_page_of_d1(ov: Any, chromium: str, tmp_path: Path) -> None:
     # D1: only the last window (the one over the ceil overhang) differs
     assert heatmap["diff"] == 1 and heatmap["worst"] == 1 and heatmap["box"]["visible"]
     dom = headless.dump_dom(tmp_path / "d1.html")
-    assert "OpenVINO CPU plugin uses 'full'" in dom and "<script" not in dom
+    assert "OpenVINO CPU plugin divides every window by the full kernel volume" in dom
+    assert "<script" not in dom
     values = report.layers[0].outputs[0]
     assert repr(values.worst_irpool) in dom and repr(values.worst_openvino) in dom
-    assert "ceil_drop" in dom and "declared" in dom  # the torch plan beside openvino's
+    # the torch plan beside openvino's, in words
+    assert "ceil, dropping a last window that starts in the right padding" in dom
+    assert "each window by its taps up to the declared padding" in dom
 
 
 @pytest.mark.oracle
@@ -151,3 +154,56 @@ def test_convert_report_page_of_a_pytorch_program(
     assert "D3" in found["rows"][0]["text"]
     (heatmap,) = found["heatmaps"]
     assert heatmap["diff"] == 7
+
+
+def every_cell(text: str) -> list[list[tuple[str, list[float]]]]:
+    """The tables of every value on a page: per table, per cell its class and its numbers
+    (one per side shown)."""
+    tables = re.findall(r'<table class="cells">(.*?)</table>', text, re.S)
+    found = []
+    for table in tables:
+        cells = re.findall(r'<td class="([\w-]+)">(.*?)</td>', table)
+        found.append(
+            [
+                (k, [float(v) for v in re.findall(r"<span[^>]*>([^<]*)</span>", inner)])
+                for k, inner in cells
+            ]
+        )
+    return found
+
+
+@pytest.mark.oracle
+def test_every_value_of_a_small_diverging_layer(ov: Any, tmp_path: Path) -> None:
+    """D1 on x = 1..6 (AvgPool k3 s2 p1 ceil, padding counted): by hand, PyTorch divides the
+    window over the ceil overhang (taps 5, 6(pad), 7(overhang)) by 2, openvino by 3; the page
+    lists all four cells of both sides and shades that one alone."""
+    x = np.arange(1, 7, dtype=np.float32).reshape(1, 1, 6)
+    text = render_html(api.compare(D1, {"x": x}, convention="torch").to_json())
+    padded = np.concatenate([[0.0], x.ravel(), [0.0, 0.0]])
+    sums = [padded[2 * j : 2 * j + 3].sum() for j in range(4)]
+    torch_values = [sums[0] / 3, sums[1] / 3, sums[2] / 3, sums[3] / 2]
+    openvino_values = [s / 3 for s in sums]
+    (table,) = every_cell(text)
+    assert [k for k, _ in table] == ["same", "same", "same", "differs"]
+    shown = np.array([v for _, v in table])
+    np.testing.assert_allclose(shown[:, 0], torch_values, rtol=1e-5)  # irpool (torch) on top
+    np.testing.assert_allclose(shown[:, 1], openvino_values, rtol=1e-5)
+    assert "D1, include-pad divisor over the ceil overhang" in text
+    assert "(3,)" not in text.split("<details>")[0]  # no Python tuples outside the raw JSON
+
+
+@pytest.mark.oracle
+def test_every_value_of_each_side_when_the_shapes_differ(
+    ov: Any, onnx: Any, ort: Any, tmp_path: Path
+) -> None:
+    """D2c: MaxPool k3 s3 pads 1 ceil on 2x2: openvino keeps windows starting in the padding
+    (2x2 output; the three empty ones give the lowest float32), ONNX one window: max(x)."""
+    x = np.random.default_rng(0).standard_normal((1, 1, 2, 2)).astype(np.float32)
+    text = render_html(api.convert_report(D2, x).to_json())
+    openvino_side, onnx_side = every_cell(text)
+    lowest = float(np.finfo(np.float32).min)
+    assert [k for k, _ in openvino_side] == ["same", "only-a", "only-a", "only-a"]
+    np.testing.assert_allclose(
+        [v[0] for _, v in openvino_side], [x.max(), lowest, lowest, lowest], rtol=1e-5
+    )
+    assert onnx_side == [("same", [pytest.approx(float(x.max()), rel=1e-5)])]

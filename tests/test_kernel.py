@@ -228,9 +228,27 @@ def test_mlas_nan_rules_match_the_loop_transcription(data: st.DataObject) -> Non
     np.testing.assert_array_equal(values, expected.astype(x.dtype), err_msg=str(p))
 
 
-@pytest.mark.parametrize("name", ["float16", "bfloat16"])
-@pytest.mark.parametrize("indices", [False, True])
-def test_half_max_on_every_bit_pattern(name: str, indices: bool) -> None:
+HALF_GRID = [
+    pytest.param(
+        name,
+        indices,
+        convention,
+        id=f"{name}-{convention}-{'indices' if indices else 'values'}",
+        # the reference takes ~9 s of CPU per case: the default run keeps one (float16, openvino's
+        # bit-exact rule, values and indices); the other dtype, conventions and the values-only
+        # path are slow
+        marks=[]
+        if (name, indices, convention) == ("float16", True, "openvino")
+        else [pytest.mark.slow],
+    )
+    for name in ("float16", "bfloat16")
+    for indices in (False, True)
+    for convention in ("openvino", "onnx", "torch")
+]
+
+
+@pytest.mark.parametrize(("name", "indices", "convention"), HALF_GRID)
+def test_half_max_on_every_bit_pattern(name: str, indices: bool, convention: str) -> None:
     """Every one of the 65,536 bit patterns (both zeros, subnormals, infinities, NaN of either
     sign) against the reference; openvino's maxima are taken on int16 keys, bit for bit."""
     if name == "bfloat16" and BF16 is None:
@@ -238,20 +256,17 @@ def test_half_max_on_every_bit_pattern(name: str, indices: bool) -> None:
     rng = np.random.default_rng(3)
     bits = rng.permutation(np.arange(1 << 16, dtype=np.uint32).astype(np.uint16))
     x = bits.reshape(1, 4, 128, 128).view(_dtype(name))
-    for convention in ("openvino", "onnx", "torch"):
-        params = PoolParams(
-            "MaxPool", "max", (3, 2), (2, 2), (1, 1), ((1, 1), (0, 1)), indices=indices
-        )
-        p = plan(params, x.shape, convention, dtype=x.dtype)
-        values, idx = pool(x, p)
-        with np.errstate(invalid="ignore"):  # the reference's casts of NaN
-            expected, expected_idx = reference.pool(x, p)
-        if convention == "openvino":  # no NaN wins: the bits themselves
-            np.testing.assert_array_equal(values.view(np.uint16), expected.view(np.uint16))
-        else:  # a NaN maximum goes through float32, which does not keep its payload
-            np.testing.assert_array_equal(values.astype(np.float64), expected.astype(np.float64))
-        if indices:
-            np.testing.assert_array_equal(idx, expected_idx)
+    params = PoolParams("MaxPool", "max", (3, 2), (2, 2), (1, 1), ((1, 1), (0, 1)), indices=indices)
+    p = plan(params, x.shape, convention, dtype=x.dtype)
+    values, idx = pool(x, p)
+    with np.errstate(invalid="ignore"):  # the reference's casts of NaN
+        expected, expected_idx = reference.pool(x, p)
+    if convention == "openvino":  # no NaN wins: the bits themselves
+        np.testing.assert_array_equal(values.view(np.uint16), expected.view(np.uint16))
+    else:  # a NaN maximum goes through float32, which does not keep its payload
+        np.testing.assert_array_equal(values.astype(np.float64), expected.astype(np.float64))
+    if indices:
+        np.testing.assert_array_equal(idx, expected_idx)
 
 
 @given(data=st.data())

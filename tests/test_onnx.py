@@ -3,7 +3,9 @@ QLinearAveragePool, the D12 reference bugs, and the commands on ONNX models."""
 
 from __future__ import annotations
 
+import ast
 import importlib
+import importlib.util
 import random
 import warnings
 from pathlib import Path
@@ -28,29 +30,72 @@ pytestmark = pytest.mark.oracle
 RTOL, ATOL = 1e-3, 1e-7
 
 
-def _node_cases() -> list[Any]:
-    """onnx's own node test cases of AveragePool and MaxPool. Only their two modules are
-    imported (each computes its expected outputs when imported): collect_testcases() would
-    compute all 1,900 cases of every op, about 20 s of CPU at every collection."""
-    try:
-        import onnx.backend.test.case.node as node_cases
-    except ImportError:
+NODE_OPS = {"averagepool": "AveragePool", "maxpool": "MaxPool"}
+"""onnx's node test modules of the two pools (onnx.backend.test.case.node.*) and their classes."""
+BIG_NODE_CASES = ("export_averagepool_3d_default", "export_maxpool_3d_default")
+"""The two cases whose expected outputs take onnx's python reference seconds each (a 32**3
+input): slow. Every rule they cover (3-D, default attributes) has a smaller case here too."""
+
+
+def _node_exports() -> list[Any]:
+    """The export_* functions of onnx's AveragePool and MaxPool node tests, read from their
+    source without importing them: importing one runs every export, which computes the expected
+    outputs with onnx's python reference (about 12 s of CPU at every collection)."""
+    spec = importlib.util.find_spec("onnx")
+    if spec is None or not spec.submodule_search_locations:
         return []
+    folder = Path(next(iter(spec.submodule_search_locations))) / "backend/test/case/node"
+    params = []
+    for module, op in NODE_OPS.items():
+        source = folder / f"{module}.py"
+        if not source.exists():
+            continue
+        for node in ast.walk(ast.parse(source.read_text())):
+            if isinstance(node, ast.ClassDef) and node.name == op:
+                for f in node.body:
+                    if isinstance(f, ast.FunctionDef) and f.name.startswith("export"):
+                        marks = [pytest.mark.slow] if f.name in BIG_NODE_CASES else []
+                        params.append(pytest.param(module, f.name, id=f.name, marks=marks))
+    return params
+
+
+NODE_EXPORTS = _node_exports()
+
+
+@pytest.fixture(scope="session")
+def node_classes(onnx: ModuleType) -> dict[str, Any]:
+    """The AveragePool and MaxPool classes of onnx's node tests, imported without running their
+    exports (onnx's metaclass runs each export when the class is defined): a test runs the one
+    it needs."""
+    from onnx.backend.test.case import base
+
+    run_exports = base._Exporter.__init__
+    base._Exporter.__init__ = lambda cls, name, bases, dct: type.__init__(cls, name, bases, dct)  # type: ignore[method-assign]
+    try:
+        modules = {m: importlib.import_module(f"onnx.backend.test.case.node.{m}") for m in NODE_OPS}
+    finally:
+        base._Exporter.__init__ = run_exports  # type: ignore[method-assign]
+    return {m: getattr(modules[m], op) for m, op in NODE_OPS.items()}
+
+
+def _node_cases(node_classes: dict[str, Any], module: str, export: str) -> list[Any]:
+    """The test cases one export adds to onnx's list, run as onnx's metaclass runs it (numpy's
+    random seed 0 first), the pools of one node only."""
+    from onnx.backend.test.case import node as node_cases
+
+    cases = node_cases._NodeTestCases
+    before = len(cases)
+    np.random.seed(0)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        for module in ("averagepool", "maxpool"):
-            importlib.import_module(f"{node_cases.__name__}.{module}")
-    cases = node_cases._NodeTestCases
+        getattr(node_classes[module], export)()
     return [
         c
-        for c in cases
+        for c in cases[before:]
         if c.model is not None
         and len(c.model.graph.node) == 1
         and c.model.graph.node[0].op_type in ("AveragePool", "MaxPool")
     ]
-
-
-NODE_CASES = _node_cases()
 
 
 def _pytorch_converted() -> list[Path]:
@@ -89,19 +134,25 @@ def _check_case(
     return f"onnxruntime ({reason})"
 
 
-@pytest.mark.parametrize("case", NODE_CASES, ids=lambda c: c.name)
-def test_onnx_node_conformance(onnx: ModuleType, ort: ModuleType, case: Any) -> None:
-    inputs, outputs = case.data_sets[0]
-    _check_case(onnx, case.name, case.model, list(inputs), list(outputs))
-    # onnxruntime agrees as well, to float32 rounding
-    feeds = {i.name: a for i, a in zip(case.model.graph.input, inputs, strict=False)}
-    got = run_graph(to_graph(case.model, case.name), feeds).outputs
-    for o, e in zip(case.model.graph.output, onnxruntime_rt.run(case.model, feeds), strict=True):
-        np.testing.assert_allclose(got[o.name], e, rtol=1e-5, atol=1e-6)
+@pytest.mark.parametrize(("module", "export"), NODE_EXPORTS)
+def test_onnx_node_conformance(
+    onnx: ModuleType, ort: ModuleType, node_classes: dict[str, Any], module: str, export: str
+) -> None:
+    cases = _node_cases(node_classes, module, export)
+    assert cases, f"{export} added no single-node pool case"
+    for case in cases:
+        inputs, outputs = case.data_sets[0]
+        _check_case(onnx, case.name, case.model, list(inputs), list(outputs))
+        # onnxruntime agrees as well, to float32 rounding
+        feeds = {i.name: a for i, a in zip(case.model.graph.input, inputs, strict=False)}
+        got = run_graph(to_graph(case.model, case.name), feeds).outputs
+        outs = onnxruntime_rt.run(case.model, feeds)
+        for o, e in zip(case.model.graph.output, outs, strict=True):
+            np.testing.assert_allclose(got[o.name], e, rtol=1e-5, atol=1e-6)
 
 
 def test_node_cases_were_found(onnx: ModuleType) -> None:
-    assert len(NODE_CASES) >= 30
+    assert len(NODE_EXPORTS) >= 30
 
 
 @pytest.mark.parametrize("folder", _pytorch_converted(), ids=lambda p: p.name)

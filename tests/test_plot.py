@@ -33,10 +33,10 @@ def figures() -> Iterator[list[Any]]:
 
 
 def laid_out(fig: Any) -> tuple[Any, Any, Any]:
-    """The renderer, the drawing's box and the legend's box of a drawn figure."""
+    """The renderer, the lowest drawing's box and the legend's box of a drawn figure."""
     fig.canvas.draw()
     renderer = fig.canvas.get_renderer()
-    (ax,) = fig.axes
+    ax = fig.axes[-1]
     (legend,) = fig.legends
     return renderer, ax.get_window_extent(renderer), legend.get_window_extent(renderer)
 
@@ -48,19 +48,62 @@ def tick_values(ax: Any, axis: str) -> list[float]:
 
 
 def test_1d_is_a_strip_with_lanes_and_the_legend_below(figures: list[Any]) -> None:
-    fig = plot.figure(layer("fixtures/divergences/d1_avgpool_ceil.xml"))
+    fig = plot.figure(layer("fixtures/ir/ranks.xml", "avg1d"))
     figures.append(fig)
     _, drawing, legend = laid_out(fig)
     width, height = fig.get_size_inches()
     assert height < width / 2  # no empty square around a thin strip
     assert legend.y1 <= drawing.y0  # the legend is under the drawing, not over it
-    (ax,) = fig.axes
-    assert [t.get_text() for t in ax.get_yticklabels()] == ["input", "out 0", "out 2", "out 3"]
-    ticks = tick_values(ax, "x")
-    assert ticks and all(t == int(t) for t in ticks)
-    labels = [t.get_text() for t in legend_texts(fig)]
-    assert "ceil overhang (beyond pads_end)" in labels
-    assert "out 3: 1 of 3 taps in the input, divided by 3" in labels
+    (ax,) = fig.axes  # every convention computes it alike: one panel
+    labels = [t.get_text() for t in ax.get_yticklabels()]
+    assert labels[0] == "input" and all(t.startswith("out ") for t in labels[1:])
+    assert "draw the same windows and divisors" in ax.get_title(loc="left")
+
+
+def test_1d_divergence_is_drawn_side_by_side(figures: list[Any]) -> None:
+    """D1: AvgPool k3 s2 p1 ceil on 6: window 3 has taps 5, 6 (pad), 7 (overhang); openvino
+    divides by all 3 taps, onnxruntime and PyTorch by the 2 up to the declared padding."""
+    fig = plot.figure(layer("fixtures/divergences/d1_avgpool_ceil.xml"))
+    figures.append(fig)
+    _, drawing, legend = laid_out(fig)
+    assert legend.y1 <= drawing.y0
+    top, bottom = fig.axes
+    assert top.get_title(loc="left") == "OpenVINO (openvino convention)"
+    assert bottom.get_title(loc="left") == ("onnxruntime and PyTorch (onnx, torch conventions)")
+    head = fig._suptitle.get_text()
+    assert "divergence D1: include-pad divisor over the ceil overhang" in head
+    assert "every window drawn" in head and "TensorFlow" in head  # tf refuses ceil
+    for ax in (top, bottom):  # 4 windows, all drawn; the one over the overhang marked
+        labels = [t.get_text() for t in ax.get_yticklabels()]
+        assert labels == ["input", "out 0", "out 1", "out 2", "out 3 \u2260"]
+    shown = [t.get_text() for t in legend_texts(fig)]
+    taps = [3 * 2 - 1 + t for t in range(3)]  # window 3 by hand
+    declared = sum(1 for p in taps if -1 <= p < 6 + 1)
+    assert (
+        f"out 3 \u2260: 1 of 3 taps in the input, divided by 3 (OpenVINO) / {declared} "
+        "(onnxruntime, PyTorch)"
+    ) in shown
+    assert "tap not counted in the divisor" in shown
+
+
+def test_a_window_only_one_convention_has(figures: list[Any]) -> None:
+    """D2: MaxPool k3 s3 pads 1 ceil on 2x2: ceil((2 + 2 - 3) / 3) + 1 = 2 windows per axis
+    for openvino; the last starts at 3 - 1 = 2, in the right padding, so onnxruntime drops
+    it: one window.  The ONNX node's own panel comes first."""
+    pytest.importorskip("onnx")
+    fig = plot.figure(layer("fixtures/divergences/d2_maxpool_ceil.onnx"))
+    figures.append(fig)
+    onnx_panel, openvino_panel = fig.axes
+    assert onnx_panel.get_title(loc="left").startswith("onnxruntime, PyTorch and TensorFlow")
+    assert openvino_panel.get_title(loc="left") == "OpenVINO (openvino convention)"
+    assert [t.get_text() for t in onnx_panel.texts] == ["0,0"]
+    assert sorted(t.get_text() for t in openvino_panel.texts) == [
+        "0,0",
+        "0,1 \u2260",
+        "1,0 \u2260",
+        "1,1 \u2260",
+    ]
+    assert "divergence D2:" in fig._suptitle.get_text()
 
 
 def legend_texts(fig: Any) -> list[Any]:
@@ -79,21 +122,39 @@ def test_long_1d_axis_has_round_integer_ticks(figures: list[Any]) -> None:
 
 
 def test_2d_plane(figures: list[Any]) -> None:
+    """ap1_ceil: AvgPool k3 s2 p1 ceil on 32x32, 17 windows per axis; window 16 has taps 31,
+    32 (pad), 33 (overhang), so the conventions divide the 17 + 17 - 1 = 33 windows of the
+    last row and column differently; 5 windows are drawn (corners and centre), 3 of them
+    among those 33."""
     report = layer("fixtures/ir/pool_zoo.xml", "ap1_ceil")
     fig = plot.figure(report)
     figures.append(fig)
     renderer, drawing, legend = laid_out(fig)
     assert legend.y1 <= drawing.y0
+    assert len(fig.axes) == 2
+    for ax in fig.axes:
+        for axis in ("x", "y"):
+            ticks = tick_values(ax, axis)
+            assert len(ticks) >= 4 and all(t == int(t) for t in ticks)
+    head = fig._suptitle.get_text()
+    assert head.startswith("ap1_ceil (AvgPool-1): [1,3,32,32]")
+    assert "284 of 289 windows left out, 30 of them differ between the panels" in head
+    titles = [fig._suptitle.get_window_extent(renderer)]
+    titles += [ax._left_title.get_window_extent(renderer) for ax in fig.axes]
+    for ax in fig.axes:
+        for tag in ax.texts:  # the window tags: inside the figure, clear of the titles
+            box = tag.get_window_extent(renderer)
+            assert not any(box.overlaps(t) for t in titles), tag.get_text()
+            assert fig.bbox.x0 <= box.x0 and box.x1 <= fig.bbox.x1
+
+
+def test_a_layer_every_convention_computes_alike_has_one_panel(figures: list[Any]) -> None:
+    fig = plot.figure(layer("fixtures/ir/pool_zoo.xml", "mp1"))
+    figures.append(fig)
     (ax,) = fig.axes
-    for axis in ("x", "y"):
-        ticks = tick_values(ax, axis)
-        assert len(ticks) >= 4 and all(t == int(t) for t in ticks)
-    assert ax.get_title(loc="left").startswith("ap1_ceil (AvgPool-1), openvino convention")
-    title = ax._left_title.get_window_extent(renderer)  # matplotlib keeps loc="left" there
-    for tag in ax.texts:  # the window tags: inside the figure, clear of the title
-        box = tag.get_window_extent(renderer)
-        assert not box.overlaps(title), tag.get_text()
-        assert fig.bbox.x0 <= box.x0 and box.x1 <= fig.bbox.x1
+    title = ax.get_title(loc="left")
+    assert title.startswith("mp1 (MaxPool-1), openvino convention")
+    assert "251 of 256 windows left out" in title  # 16 x 16 windows, 5 drawn
 
 
 def test_3d_title_names_the_slice(figures: list[Any]) -> None:

@@ -56,12 +56,12 @@ def _cmd_explain(args: argparse.Namespace) -> int:
             refused = e
     reports = explain_graph(graph, args.layer, args.convention, shape, args.max_elements)
     if args.png and refused is None:
-        if len(reports) != 1:
-            raise UsageError("--png draws one layer: choose it with --layer NAME")
-        from ..plot import draw
-
-        cells = [_int_tuple(c, "--cell") for c in args.cells] if args.cells else None
-        draw(reports[0], args.png, cells, args.depth)
+        try:
+            _draw(reports, args)
+        except IrpoolError as e:  # no matplotlib, a --cell outside: the text still comes
+            if args.json:
+                raise
+            refused = e
     if args.json:
         _print_json(
             {"schema": SCHEMA, "irpool": __version__, "layers": [to_json(r) for r in reports]}
@@ -76,13 +76,27 @@ def _cmd_explain(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _draw(reports: list[Any], args: argparse.Namespace) -> None:
+    """--png: the picture of the one layer explained."""
+    if len(reports) != 1:
+        raise UsageError("--png draws one layer: choose it with --layer NAME")
+    from ..plot import draw
+
+    cells = [_int_tuple(c, "--cell") for c in args.cells] if args.cells else None
+    draw(reports[0], args.png, cells, args.depth)
+
+
 def _explain_options(p: Any) -> None:
     """one pooling layer in numbers and pictures
 
-    For each spatial axis of a pooling layer: the attributes as written, the pads after
-    auto_pad, the output-size formula with its numbers, the first and last windows, the windows
-    that reach into the padding or the ceil overhang, empty windows, and the divisor of every
-    kind of border window under each convention.
+    For a windowed pooling layer (AvgPool, MaxPool; AveragePool, MaxPool, LpPool), per spatial
+    axis: the attributes as written, the pads after auto_pad, the output-size formula with its
+    numbers, the first and last windows, the windows that reach into the padding or the ceil
+    overhang, empty windows, and the divisor of every kind of border window under each
+    convention. For the rest of the family (adaptive pooling, reductions, global and Lp
+    pooling, MaxUnpool, quantized average pooling): the plan the kernel runs, in words, and
+    what each convention makes of it. Every layer ends with the known divergences it
+    exercises. --png draws windowed and adaptive layers.
     """
     p.add_argument("model", metavar="MODEL", help="model.xml, <layer> fragments, or model.onnx")
     p.add_argument(
@@ -93,13 +107,18 @@ def _explain_options(p: Any) -> None:
     )
     _add_input_shape_option(p)
     p.add_argument("--json", action="store_true", help=_json_help("explain-1"))
-    p.add_argument("--png", metavar="FILE.png", help="draw the windows (needs matplotlib)")
+    p.add_argument(
+        "--png",
+        metavar="FILE.png",
+        help="draw the windows, the conventions that differ side by side (needs matplotlib)",
+    )
     _repeatable(
         p,
         "--cell",
         "cells",
         "I,J",
-        "output cell whose window to draw (repeatable; default corners+centre)",
+        "output cell whose window to draw (repeatable; default: every window of a small "
+        "output, else the corners, the centre and a window where the conventions differ)",
     )
     p.add_argument(
         "--depth",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from typing import Any
 
 from ..cli_options import (
@@ -23,6 +24,7 @@ from ..errors import UsageError
 
 def _cmd_fixtures(args: argparse.Namespace) -> int:
     from ..fixtures import format_summary, generate, plan_cases
+    from ..fixtures.sets import format_timing
 
     if args.verify:
         from ..oracles import openvino_rt
@@ -50,6 +52,8 @@ def _cmd_fixtures(args: argparse.Namespace) -> int:
         _print_json(summary_to_json(report))
     else:
         print(format_summary(report))
+        if sys.stderr.isatty():  # like the progress bar: for a person watching
+            print(format_timing(report), file=sys.stderr)
     unexplained = [s for s in report.statuses if s.status != "confirmed" and not s.known]
     return EXIT_FINDING if unexplained else EXIT_OK
 

@@ -29,6 +29,7 @@ import concurrent.futures
 import math
 import os
 import threading
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -128,20 +129,24 @@ def pool(
     done = compiled.run(x, plan, thread_count(threads), path)
     if done is not None:
         return done
-    cdt = np.dtype(plan.compute)
     out = np.empty(plan.output_shape, dtype=x.dtype)
     want_indices = plan.indices and plan.reduce == "max"
     idx = np.empty(plan.output_shape, dtype=np.dtype(plan.index_dtype)) if want_indices else None
     if out.size == 0:
         return out, idx
-    planes = plan.input_shape[0] * plan.input_shape[1]
-    spatial_in = plan.input_shape[2:]
-    spatial_out = plan.output_shape[2:]
-    xs = np.ascontiguousarray(x).reshape((planes, *spatial_in))
-    out_s = out.reshape((planes, *spatial_out))
-    idx_s = idx.reshape((planes, *spatial_out)) if idx is not None else None
-    plane_bytes = max(1, math.prod(spatial_in)) * cdt.itemsize
-    lay = layout(plan.axes)
+    job = _Chunks.of(x, plan, name, out, idx, {} if spaces is None else spaces)
+    starts = range(0, job.planes, job.rows)
+    workers = thread_count(threads)
+    if workers > 1 and len(starts) > 1 and x.nbytes >= PARALLEL_BYTES:
+        list(_executor(workers).map(job.run, starts))
+    else:
+        for p0 in starts:
+            job.run(p0)
+    return out, idx
+
+
+def _chunk_bytes(plan: PoolPlan, name: str, lay: Any, want_indices: bool) -> int:
+    """The size of the compute-type copy of one chunk of planes for this plan."""
     chunk_bytes = CHUNK_BYTES // 2 if want_indices else CHUNK_BYTES
     if plan.reduce == "mean" and len(lay.phases) == 1 and len(taps_of(plan.axes).number) > 16:
         # many-tap sums over one phase make one pass per tap over the whole chunk: keep it
@@ -156,77 +161,121 @@ def pool(
         # a float16 chunk is widened to float32 in a buffer of its own first (lowp.widen):
         # half the planes keep the memory as it was (3% slower on f16_avg, measured)
         chunk_bytes //= 2
-    rows = max(1, chunk_bytes // plane_bytes)
-    lowest, empty_value = plan.max_start, plan.empty_value
-    fast_global = is_global(plan) and (
-        plan.reduce == "mean" or (idx_s is None and (plan.nan_rule == "ignore" or cdt.kind != "f"))
-    )
+    return chunk_bytes
 
-    # a plane larger than a chunk is processed in blocks of output rows (means only)
-    block_rows = plan.axes[0].out
-    if plan.reduce == "mean" and not fast_global and plane_bytes > chunk_bytes:
-        per_row = plane_bytes / max(1, plan.axes[0].size) * plan.axes[0].stride
-        block_rows = max(1, min(plan.axes[0].out, int(chunk_bytes // max(per_row, 1))))
 
-    # windows that share no input element (kernel <= stride): each tap reads its strided slice
-    # of the input directly, cheaper than copying the input into phase buffers (measured on
-    # avg2x2)
-    direct_sums = (
-        plan.reduce == "mean"
-        and block_rows == plan.axes[0].out
-        and cdt == x.dtype
-        and len(lay.taps) <= len(lay.phases)
-    )
-    held: dict[int, Scratch] = {} if spaces is None else spaces
-    flush = plan.bf16_flush and name == "bfloat16"
+@dataclass(frozen=True)
+class _Chunks:
+    """One pool call cut into chunks of planes: what every chunk shares, and `run(p0)`, which
+    pools the chunk starting at plane p0 into the outputs."""
 
-    def put(values: Array, dst: Array) -> None:
-        store(values, dst, name, flush, plan.bf16_round)
+    plan: PoolPlan
+    name: str
+    cdt: np.dtype[Any]
+    xs: Array
+    out_s: Array
+    idx_s: Array | None
+    out_dtype: np.dtype[Any]
+    lay: Any
+    planes: int
+    rows: int
+    block_rows: int
+    fast_global: bool
+    direct_sums: bool
+    held: dict[int, Scratch]
+    flush: bool
 
-    def run_chunk(p0: int) -> None:
-        work = held.setdefault(threading.get_ident(), Scratch())
-        p1 = min(planes, p0 + rows)
-        raw = xs[p0:p1]
+    @classmethod
+    def of(
+        cls,
+        x: Array,
+        plan: PoolPlan,
+        name: str,
+        out: Array,
+        idx: Array | None,
+        held: dict[int, Scratch],
+    ) -> _Chunks:
+        cdt = np.dtype(plan.compute)
+        planes = plan.input_shape[0] * plan.input_shape[1]
+        spatial_in = plan.input_shape[2:]
+        spatial_out = plan.output_shape[2:]
+        xs = np.ascontiguousarray(x).reshape((planes, *spatial_in))
+        out_s = out.reshape((planes, *spatial_out))
+        idx_s = idx.reshape((planes, *spatial_out)) if idx is not None else None
+        plane_bytes = max(1, math.prod(spatial_in)) * cdt.itemsize
+        lay = layout(plan.axes)
+        chunk_bytes = _chunk_bytes(plan, name, lay, idx is not None)
+        rows = max(1, chunk_bytes // plane_bytes)
+        fast_global = is_global(plan) and (
+            plan.reduce == "mean"
+            or (idx_s is None and (plan.nan_rule == "ignore" or cdt.kind != "f"))
+        )
+        # a plane larger than a chunk is processed in blocks of output rows (means only)
+        block_rows = plan.axes[0].out
+        if plan.reduce == "mean" and not fast_global and plane_bytes > chunk_bytes:
+            per_row = plane_bytes / max(1, plan.axes[0].size) * plan.axes[0].stride
+            block_rows = max(1, min(plan.axes[0].out, int(chunk_bytes // max(per_row, 1))))
+        # windows that share no input element (kernel <= stride): each tap reads its strided
+        # slice of the input directly, cheaper than copying the input into phase buffers
+        # (measured on avg2x2)
+        direct_sums = (
+            plan.reduce == "mean"
+            and block_rows == plan.axes[0].out
+            and cdt == x.dtype
+            and len(lay.taps) <= len(lay.phases)
+        )
+        flush = plan.bf16_flush and name == "bfloat16"
+        return cls(
+            plan, name, cdt, xs, out_s, idx_s, out.dtype, lay, planes, rows, block_rows,
+            fast_global, direct_sums, held, flush,
+        )  # fmt: skip
+
+    def put(self, values: Array, dst: Array) -> None:
+        store(values, dst, self.name, self.flush, self.plan.bf16_round)
+
+    def run(self, p0: int) -> None:
+        plan, name, cdt, out_s = self.plan, self.name, self.cdt, self.out_s
+        lowest, empty_value = plan.max_start, plan.empty_value
+        work = self.held.setdefault(threading.get_ident(), Scratch())
+        p1 = min(self.planes, p0 + self.rows)
+        raw = self.xs[p0:p1]
         with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
-            if fast_global:
+            if self.fast_global:
                 values = global_pool(raw, plan, name, cdt, lowest)
                 if plan.reduce == "mean":
-                    values = mean_values(values, plan, out.dtype)
-                put(values, out_s[p0:p1])
+                    values = mean_values(values, plan, self.out_dtype)
+                self.put(values, out_s[p0:p1])
             elif plan.reduce == "mean":
-                for j0 in range(0, plan.axes[0].out, block_rows):
-                    j1 = min(plan.axes[0].out, j0 + block_rows)
-                    if direct_sums:
-                        sums = direct_sum_chunk(raw, plan, cdt, work)
-                    else:
-                        part = lay if block_rows == plan.axes[0].out else block_layout(lay, j0, j1)
-                        sums = sum_chunk(raw, part, name, cdt, work)
-                    dst = out_s[p0:p1, j0:j1]
-                    means = mean_values(sums, plan, out.dtype, slice(j0, j1), work, dst)
-                    if means is not dst:
-                        put(means, dst)
+                self._means(raw, p0, p1, work)
             elif name in ("float16", "bfloat16") and plan.nan_rule == "ignore":
-                out_s[p0:p1] = half_max_chunk(raw, plan, name, lowest, idx_s, p0, work)
-                if flush:
+                out_s[p0:p1] = half_max_chunk(raw, plan, name, lowest, self.idx_s, p0, work)
+                if self.flush:
                     flush_subnormals(out_s[p0:p1])
             else:
                 dst = out_s[p0:p1]
-                values = max_chunk(raw, plan, name, cdt, lowest, empty_value, idx_s, p0, work, dst)
+                values = max_chunk(
+                    raw, plan, name, cdt, lowest, empty_value, self.idx_s, p0, work, dst
+                )
                 if values is not dst:
-                    put(values, dst)
-                elif flush:
+                    self.put(values, dst)
+                elif self.flush:
                     flush_subnormals(dst)
             if plan.reduce == "max":
                 first_zero_signs(raw, plan, out_s[p0:p1])
 
-    starts = range(0, planes, rows)
-    workers = thread_count(threads)
-    if workers > 1 and len(starts) > 1 and x.nbytes >= PARALLEL_BYTES:
-        list(_executor(workers).map(run_chunk, starts))
-    else:
-        for p0 in starts:
-            run_chunk(p0)
-    return out, idx
+    def _means(self, raw: Array, p0: int, p1: int, work: Scratch) -> None:
+        plan, lay = self.plan, self.lay
+        for j0 in range(0, plan.axes[0].out, self.block_rows):
+            j1 = min(plan.axes[0].out, j0 + self.block_rows)
+            if self.direct_sums:
+                sums = direct_sum_chunk(raw, plan, self.cdt, work)
+            else:
+                part = lay if self.block_rows == plan.axes[0].out else block_layout(lay, j0, j1)
+                sums = sum_chunk(raw, part, self.name, self.cdt, work)
+            dst = self.out_s[p0:p1, j0:j1]
+            means = mean_values(sums, plan, self.out_dtype, slice(j0, j1), work, dst)
+            if means is not dst:
+                self.put(means, dst)
 
 
 PARALLEL_BYTES = 1 << 20

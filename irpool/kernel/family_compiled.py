@@ -21,13 +21,22 @@ from ..geometry import PoolPlan
 from .adaptive import _compute_input, _divide, _positions, store_rounded
 from .compiled import NumbaModule
 from .family import execute
-from .reduction import LOWEST32, _bf16_half_up_if_odd, _scalar_mask, _to_float32
+from .reduction import (
+    INT32_MIN,
+    LOWEST32,
+    _bf16_half_up_if_odd,
+    _ov_output,
+    _scalar_mask,
+    _to_float32,
+    ov_float32,
+)
 
 Array = npt.NDArray[Any]
 Kernel = Callable[[Sequence[Array | None]], list[Array]]
 
 
 FLOATS = ("float32", "float16", "bfloat16", "float64")
+INTEGERS = ("int8", "uint8", "int32", "int64")
 
 
 def why_not(plan: FamilyPlan) -> str | None:
@@ -75,8 +84,13 @@ kernels = NumbaModule("numba_family")
 def _reduce_why_not(plan: ReducePlan) -> str | None:
     if plan.order != "ov_jit":
         return f"the {plan.order} order: it computes openvino's JIT order"
-    if plan.dtype not in FLOATS:
-        return f"{plan.dtype} data: it computes float32, float16, bfloat16 and float64"
+    if plan.dtype not in FLOATS + INTEGERS:
+        return f"{plan.dtype} data: it computes float and int8/uint8/int32/int64 data"
+    if plan.dtype in INTEGERS and not plan.chunk >= plan.lanes > 0:
+        return (
+            "integer data outside the W-chunk schedule (the plugin stores its running value "
+            "into the integer output mid-fold)"
+        )
     if plan.two_stage:
         return "the two-stage schedule (C, D and W reduced, H kept)"
     if plan.count == 0:
@@ -110,7 +124,18 @@ class _ReduceKernel:
         self.pre = {"l1": 1, "l2": 2}.get(plan.kind, 0)
         self.post = {"mean": 1, "l2": 2}.get(plan.kind, 0)
         self.lane_init = np.float32(LOWEST32 if self.is_max else 0.0)
+        self.dst_init = self.lane_init
         self.nout = int(np.prod([view[i] for i in keep], dtype=np.int64))
+        self.store, self.packed = 0, np.zeros(self.nout, np.bool_)
+        if plan.dtype in INTEGERS:
+            # the plugin's integer output buffer (kernel/reduction.py _OvFold)
+            self.store = {"int8": 1, "uint8": 2}.get(plan.dtype, 3)
+            lowest = {"int8": -128, "uint8": 0}.get(plan.dtype, INT32_MIN)
+            self.lane_init = np.float32(INT32_MIN if self.is_max else 0)
+            self.dst_init = np.float32(lowest if self.is_max else 0)
+            if plan.dtype == "uint8":
+                scalar = np.ones(self.nout) if plan.u8_vector_packs else _scalar_mask(plan)
+                self.packed = np.ascontiguousarray(scalar, dtype=np.bool_)
         if plan.chunk:
             inner = [4, 3] if plan.chunk == view[3] * view[4] and red[3] else [4]
             outer = [i for i in reduced if i not in inner]
@@ -134,6 +159,8 @@ class _ReduceKernel:
             self.run = run
             self.obase = _offsets([view[i] for i in runs], [strides[i] for i in runs])
             self.roff = _offsets([view[i] for i in reduced], [strides[i] for i in reduced])
+        self.f32 = np.dtype(np.float32) if plan.dtype == "float32" else None
+        self.shape, self.out_shape = tuple(plan.input_shape), tuple(plan.output_shape)
         self._warm()
 
     def _warm(self) -> None:
@@ -143,6 +170,7 @@ class _ReduceKernel:
     def _fold(self, xf: Array) -> Array:
         k, plan = self.k, self.plan
         out = np.empty(self.nout, np.float32)
+        post, count = self.post, plan.count
         if self.mode == "chunks":
             k.reduce_chunks(
                 xf,
@@ -153,7 +181,11 @@ class _ReduceKernel:
                 self.is_max,
                 self.pre,
                 self.lane_init,
-                self.lane_init,
+                self.dst_init,
+                post,
+                count,
+                self.store,
+                self.packed,
                 out,
             )
         elif self.mode == "scalar":
@@ -166,21 +198,39 @@ class _ReduceKernel:
                 self.lane_init,
                 self.lane_init,
                 self.smode,
+                post,
+                count,
                 out,
             )
         else:
             k.reduce_sequential(
-                xf, self.obase, self.run, self.roff, self.is_max, self.pre, self.lane_init, out
+                xf,
+                self.obase,
+                self.run,
+                self.roff,
+                self.is_max,
+                self.pre,
+                self.lane_init,
+                post,
+                count,
+                out,
             )
-        if self.post:
-            k.finish(out, self.post, plan.count)
         return out
 
     def __call__(self, inputs: Sequence[Array | None]) -> list[Array]:
+        x = inputs[0]
+        assert x is not None
+        if x.dtype is self.f32 and x.shape == self.shape:
+            # the hot path: float32 data of the planned shape
+            return [self._fold(np.ascontiguousarray(x).reshape(-1)).reshape(self.out_shape)]
         plan = self.plan
         x = _planned_input(plan, inputs)
         if x is None:
             return execute(plan, inputs)  # its errors
+        if self.store:
+            xf, acc_dtype = ov_float32(x)
+            res = self._fold(np.ascontiguousarray(xf).reshape(-1)).reshape(plan.output_shape)
+            return [_ov_output(res, plan, x.dtype, acc_dtype)]
         xf = x if x.dtype == np.float32 else _to_float32(x)
         res = self._fold(np.ascontiguousarray(xf).reshape(-1)).reshape(plan.output_shape)
         if x.dtype == np.float64:
@@ -240,9 +290,20 @@ def _planned_input(plan: FamilyPlan, inputs: Sequence[Array | None]) -> Array | 
     numpy core then runs the plan, and raises its errors)."""
     x = inputs[0]
     assert x is not None
-    if str(x.dtype.name) != plan.dtype or tuple(x.shape) != plan.input_shape:
+    if tuple(x.shape) != plan.input_shape or _dtype_name(x.dtype) != plan.dtype:
         return None
     return x
+
+
+_NAMES: dict[np.dtype[Any], str] = {}
+
+
+def _dtype_name(dtype: np.dtype[Any]) -> str:
+    """dtype.name, looked up once per dtype (numpy computes it in Python, slowly)."""
+    name = _NAMES.get(dtype)
+    if name is None:
+        name = _NAMES[dtype] = str(dtype.name)
+    return name
 
 
 class _WindowLoop:

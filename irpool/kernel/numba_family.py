@@ -7,8 +7,13 @@ does, in the same order: fastmath is off, so nothing is reassociated or contract
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
-from numba import njit
+from llvmlite import ir
+from numba import njit, types
+from numba.core import cgutils
+from numba.extending import intrinsic
 
 from .numba_kernels import INL, OPTS
 
@@ -33,48 +38,238 @@ def _op(a, b, is_max):
     return a + b
 
 
+# -- reductions: the vector loops as LLVM IR ------------------------------------------------
+#
+# LLVM vectorises neither a fold into sixteen scalar accumulators nor a loop whose operation is
+# chosen at run time, and with fastmath off it may not reorder a float fold; these intrinsics
+# write the plugin's own vector loop: one vector of `lanes` float32 accumulators, each lane an
+# IEEE fold of its elements in order (fadd, or fcmp ogt + select: MAXPS), nothing fused.
+# kind: 0 sum, 1 sum of |x|, 2 sum of x*x, 3 max.
+
+
+def _vop(builder: Any, kind: int, acc: Any, v: Any) -> Any:
+    """acc op v: MAXPS acc > v ? acc : v, or acc + v."""
+    if kind == 3:
+        return builder.select(builder.fcmp_ordered(">", acc, v), acc, v)
+    return builder.fadd(acc, v)
+
+
+def _vpre(builder: Any, kind: int, v: Any) -> Any:
+    """|v| (the sign bit cleared), v * v, or v."""
+    if kind == 1:
+        width = v.type.count
+        bits = builder.bitcast(v, ir.VectorType(ir.IntType(32), width))
+        mask = ir.Constant(ir.VectorType(ir.IntType(32), width), [0x7FFFFFFF] * width)
+        return builder.bitcast(builder.and_(bits, mask), v.type)
+    if kind == 2:
+        return builder.fmul(v, v)
+    return v
+
+
+def _lane_fold(lanes: int, kind: int) -> Any:
+    """An intrinsic fold(x, start, blocks, init) -> float32: `lanes` lanes from `init` (lane l
+    folds x[start + l + lanes * i], i < blocks, in order), then the plugin's tree of the lanes
+    (kernel/reduction.py _tree)."""
+
+    @intrinsic
+    def fold(typingctx: Any, x: Any, start: Any, blocks: Any, init: Any) -> Any:
+        sig = types.float32(x, types.int64, types.int64, types.float32)
+
+        def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
+            xa = context.make_array(signature.args[0])(context, builder, args[0])
+            vec = ir.VectorType(ir.FloatType(), lanes)
+            slot = cgutils.alloca_once(builder, vec)
+            splat = builder.insert_element(
+                ir.Constant(vec, ir.Undefined), args[3], ir.Constant(ir.IntType(32), 0)
+            )
+            zeros = ir.Constant(ir.VectorType(ir.IntType(32), lanes), [0] * lanes)
+            builder.store(builder.shuffle_vector(splat, splat, zeros), slot)
+            base = builder.gep(xa.data, [args[1]])
+            with cgutils.for_range(builder, args[2]) as loop:
+                step = builder.mul(loop.index, ir.Constant(ir.IntType(64), lanes))
+                p = builder.bitcast(builder.gep(base, [step]), vec.as_pointer())
+                v = _vpre(builder, kind, builder.load(p, align=4))
+                builder.store(_vop(builder, kind, builder.load(slot), v), slot)
+            acc = builder.load(slot)
+
+            def part(first: int) -> Any:
+                idx = ir.Constant(ir.VectorType(ir.IntType(32), 4), list(range(first, first + 4)))
+                return builder.shuffle_vector(acc, acc, idx)
+
+            t = _vop(builder, kind, part(0), part(4))
+            if lanes == 16:
+                t = _vop(builder, kind, t, _vop(builder, kind, part(8), part(12)))
+            e = [builder.extract_element(t, ir.Constant(ir.IntType(32), i)) for i in range(4)]
+            left = _vop(builder, kind, e[0], e[1])
+            return _vop(builder, kind, left, _vop(builder, kind, e[2], e[3]))
+
+        return sig, codegen
+
+    return fold
+
+
+def _column_fold(kind: int, strips: int) -> Any:
+    """An intrinsic cols(x, roff, base, n, out, o0, init): out[o0 + k] = the fold from `init`
+    of x[base + roff[e] + k] over e in order, for k < n (a multiple of 16 * strips), with the
+    16 * strips accumulators of each block held in registers across all its elements."""
+    width = 16
+
+    @intrinsic
+    def cols(
+        typingctx: Any, x: Any, roff: Any, base: Any, n: Any, out: Any, o0: Any, init: Any
+    ) -> Any:
+        sig = types.void(x, roff, types.int64, types.int64, out, types.int64, types.float32)
+
+        def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
+            xa = context.make_array(signature.args[0])(context, builder, args[0])
+            ra = context.make_array(signature.args[1])(context, builder, args[1])
+            oa = context.make_array(signature.args[4])(context, builder, args[4])
+            i64 = ir.IntType(64)
+            vec = ir.VectorType(ir.FloatType(), width)
+            vptr = vec.as_pointer()
+            count = builder.extract_value(ra.shape, 0)
+            slots = [cgutils.alloca_once(builder, vec) for _ in range(strips)]
+            splat = builder.insert_element(
+                ir.Constant(vec, ir.Undefined), args[6], ir.Constant(ir.IntType(32), 0)
+            )
+            start = builder.shuffle_vector(
+                splat, splat, ir.Constant(ir.VectorType(ir.IntType(32), width), [0] * width)
+            )
+            blocks = builder.udiv(args[3], ir.Constant(i64, width * strips))
+            with cgutils.for_range(builder, blocks) as outer:
+                s = builder.mul(outer.index, ir.Constant(i64, width * strips))
+                for slot in slots:
+                    builder.store(start, slot)
+                with cgutils.for_range(builder, count) as inner:
+                    off = builder.load(builder.gep(ra.data, [inner.index]))
+                    at = builder.add(builder.add(args[2], s), off)
+                    for j, slot in enumerate(slots):
+                        p = builder.gep(xa.data, [builder.add(at, ir.Constant(i64, j * width))])
+                        v = _vpre(builder, kind, builder.load(builder.bitcast(p, vptr), align=4))
+                        builder.store(_vop(builder, kind, builder.load(slot), v), slot)
+                for j, slot in enumerate(slots):
+                    q = builder.add(builder.add(args[5], s), ir.Constant(i64, j * width))
+                    p = builder.gep(oa.data, [q])
+                    builder.store(builder.load(slot), builder.bitcast(p, vptr), align=4)
+            return context.get_dummy_value()
+
+        return sig, codegen
+
+    return cols
+
+
+_f16_0, _f16_1, _f16_2, _f16_3 = (_lane_fold(16, k) for k in range(4))
+_f8_0, _f8_1, _f8_2, _f8_3 = (_lane_fold(8, k) for k in range(4))
+_c4_0, _c4_1, _c4_2, _c4_3 = (_column_fold(k, 4) for k in range(4))
+_c1_0, _c1_1, _c1_2, _c1_3 = (_column_fold(k, 1) for k in range(4))
+
+
+@njit(**INL)
+def _tree_fold(x, start, blocks, init, lanes, kind):
+    """The lanes' fold and tree (_lane_fold) for a run-time lane count and kind."""
+    if lanes == 16:
+        if kind == 0:
+            return _f16_0(x, start, blocks, init)
+        if kind == 1:
+            return _f16_1(x, start, blocks, init)
+        if kind == 2:
+            return _f16_2(x, start, blocks, init)
+        return _f16_3(x, start, blocks, init)
+    if kind == 0:
+        return _f8_0(x, start, blocks, init)
+    if kind == 1:
+        return _f8_1(x, start, blocks, init)
+    if kind == 2:
+        return _f8_2(x, start, blocks, init)
+    return _f8_3(x, start, blocks, init)
+
+
+@njit(**INL)
+def _columns(x, roff, base, n, out, o0, init, kind, strips):
+    """_column_fold for a run-time kind, 4 strips (64 outputs) or 1 (16)."""
+    if strips == 4:
+        if kind == 0:
+            _c4_0(x, roff, base, n, out, o0, init)
+        elif kind == 1:
+            _c4_1(x, roff, base, n, out, o0, init)
+        elif kind == 2:
+            _c4_2(x, roff, base, n, out, o0, init)
+        else:
+            _c4_3(x, roff, base, n, out, o0, init)
+    elif kind == 0:
+        _c1_0(x, roff, base, n, out, o0, init)
+    elif kind == 1:
+        _c1_1(x, roff, base, n, out, o0, init)
+    elif kind == 2:
+        _c1_2(x, roff, base, n, out, o0, init)
+    else:
+        _c1_3(x, roff, base, n, out, o0, init)
+
+
+@njit(**INL)
+def _store(v, store, packed):
+    """The plugin's store of a float32 running value into an integer output and its reload
+    (kernel/reduction.py _trunc_store): truncated toward zero, NaN and values outside int32
+    INT32_MIN; int8 saturates; uint8 saturates to [0, 255], or where `packed` turns 32768 and
+    more into 0 first."""
+    t = np.float64(v)
+    if not (t > -2147483649.0 and t < 2147483648.0):
+        t = -2147483648.0
+    t = np.trunc(t)
+    if store == 1:
+        t = min(max(t, -128.0), 127.0)
+    elif store == 2:
+        t = 0.0 if packed and t >= 32768.0 else min(max(t, 0.0), 255.0)
+    return np.float32(t)
+
+
+@njit(**INL)
+def _post(v, post, c):
+    """mean: / count (one float32 division); l2: sqrt."""
+    if post == 1:
+        return v / c
+    if post == 2:
+        return np.sqrt(v)
+    return v
+
+
 @njit(**OPTS)
-def reduce_chunks(x, obase, cbase, chunk, lanes, is_max, pre, lane_init, dst_init, out):
+def reduce_chunks(
+    x, obase, cbase, chunk, lanes, is_max, pre, lane_init, dst_init, post, count, store, packed, out
+):
     """openvino's JIT order where W is reduced and each output's elements come in contiguous
     chunks (kernel/reduction.py _fold, chunk >= lanes): output o, chunk j starts at
     obase[o] + cbase[j]; its first chunk // lanes * lanes elements folded by `lanes` lanes
     (lane l: elements l, l + lanes, ...), the lanes combined by the plugin's tree, the tree
     combined with the running value (tree first for max, running value first for sums),
-    then the rest one by one."""
-    whole = chunk // lanes * lanes
-    lv = np.empty(lanes, np.float32)
+    then the rest one by one; `post` applied last.  Integer outputs (`store` 1 int8, 2 uint8,
+    3 int32): the running value stored into the output buffer after the tree and after the
+    rest (_store; `packed[o]`: uint8 output o is written by the packing store)."""
+    blocks = chunk // lanes
+    whole = blocks * lanes
+    kind = 3 if is_max else pre
+    c = np.float32(count)
     for o in range(obase.shape[0]):
         acc = dst_init
         for j in range(cbase.shape[0]):
             base = obase[o] + cbase[j]
-            for k in range(lanes):
-                lv[k] = lane_init
-            for i in range(0, whole, lanes):
-                seg = x[base + i : base + i + lanes]
-                for k in range(lanes):
-                    lv[k] = _op(lv[k], _pre(seg[k], pre), is_max)
-            if lanes == 16:
-                t0 = _op(_op(lv[0], lv[4], is_max), _op(lv[8], lv[12], is_max), is_max)
-                t1 = _op(_op(lv[1], lv[5], is_max), _op(lv[9], lv[13], is_max), is_max)
-                t2 = _op(_op(lv[2], lv[6], is_max), _op(lv[10], lv[14], is_max), is_max)
-                t3 = _op(_op(lv[3], lv[7], is_max), _op(lv[11], lv[15], is_max), is_max)
-            else:
-                t0 = _op(lv[0], lv[4], is_max)
-                t1 = _op(lv[1], lv[5], is_max)
-                t2 = _op(lv[2], lv[6], is_max)
-                t3 = _op(lv[3], lv[7], is_max)
-            tree = _op(_op(t0, t1, is_max), _op(t2, t3, is_max), is_max)
+            tree = _tree_fold(x, base, blocks, lane_init, lanes, kind)
             acc = _op(tree, acc, is_max) if is_max else acc + tree
+            if store:
+                acc = _store(acc, store, packed[o])
             for i in range(whole, chunk):
                 acc = _op(acc, _pre(x[base + i], pre), is_max)
-        out[o] = acc
+            if store:
+                acc = _store(acc, store, packed[o])
+        out[o] = _post(acc, post, c)
 
 
 @njit(**OPTS)
-def reduce_scalar_chunks(x, obase, cbase, chunk, pre, lane_init, dst_init, smode, out):
+def reduce_scalar_chunks(x, obase, cbase, chunk, pre, lane_init, dst_init, smode, post, count, out):
     """A max whose W chunks are shorter than the lanes: each chunk folded one by one (MAXPS),
     and before it, for the outputs the plugin writes with its scalar store (`smode`), the
     tree step of its untouched lanes (the running value against lowest())."""
+    c = np.float32(count)
     for o in range(obase.shape[0]):
         acc = dst_init
         for j in range(cbase.shape[0]):
@@ -84,37 +279,31 @@ def reduce_scalar_chunks(x, obase, cbase, chunk, pre, lane_init, dst_init, smode
             for i in range(chunk):
                 v = _pre(x[base + i], pre)
                 acc = acc if acc > v else v
-        out[o] = acc
+        out[o] = _post(acc, post, c)
 
 
 @njit(**OPTS)
-def reduce_sequential(x, obase, run, roff, is_max, pre, dst_init, out):
+def reduce_sequential(x, obase, run, roff, is_max, pre, dst_init, post, count, out):
     """One sequential fold per output in the order of `roff` (element e of output o is at
     obase[o // run] + o % run + roff[e]): the outputs of one run of `run` contiguous ones
-    advance together, element by element (the same order per output, vectorised across
-    outputs)."""
-    blocks = obase.shape[0]
-    for b in range(blocks):
-        acc = out[b * run : (b + 1) * run]
-        for k in range(run):
-            acc[k] = dst_init
-        for e in range(roff.shape[0]):
-            base = obase[b] + roff[e]
-            seg = x[base : base + run]
-            for k in range(run):
-                acc[k] = _op(acc[k], _pre(seg[k], pre), is_max)
-
-
-@njit(**OPTS)
-def finish(out, post, count):
-    """mean: / count (one float32 division); l2: sqrt."""
+    advance together, element by element, 64 or 16 at a time in vector registers, the rest
+    one by one; `post` applied last."""
+    kind = 3 if is_max else pre
+    n64 = run // 64 * 64
+    n16 = (run - n64) // 16 * 16
+    for b in range(obase.shape[0]):
+        o0 = b * run
+        _columns(x, roff, obase[b], n64, out, o0, dst_init, kind, 4)
+        _columns(x, roff, obase[b] + n64, n16, out, o0 + n64, dst_init, kind, 1)
+        for k in range(n64 + n16, run):
+            acc = dst_init
+            for e in range(roff.shape[0]):
+                acc = _op(acc, _pre(x[obase[b] + roff[e] + k], pre), is_max)
+            out[o0 + k] = acc
     c = np.float32(count)
-    if post == 1:
+    if post:
         for i in range(out.shape[0]):
-            out[i] = out[i] / c
-    elif post == 2:
-        for i in range(out.shape[0]):
-            out[i] = np.sqrt(out[i])
+            out[i] = _post(out[i], post, c)
 
 
 @njit(**OPTS)

@@ -277,32 +277,73 @@ def _openvino(x: Array, plan: ReducePlan) -> Array:
     """openvino's CPU plugin (JIT schedule or reference path), element types included."""
     in_dtype = x.dtype
     is_int = in_dtype.kind in "iu"
-    acc_dtype = np.dtype(np.int32)
-    if is_int:
-        narrow = in_dtype in (np.dtype(np.int8), np.dtype(np.uint8), np.dtype(np.int32))
-        xi = x if narrow else x.astype(np.int64).astype(np.int32)
-        acc_dtype = in_dtype if in_dtype.itemsize == 1 else np.dtype(np.int32)
-        xf = np.asarray(xi.astype(F32))
-    else:
-        xf = _to_float32(x)
+    xf, acc_dtype = ov_float32(x)
     if plan.kind == "l1":
         xf = np.abs(xf)
     elif plan.kind == "l2":
         xf = xf * xf
-    is_max = plan.kind == "max"
-    lanes = plan.lanes
-    # u8 outputs whose every store packs (AVX2), else the scalar-store mask decides
-    packs = np.asarray(True) if plan.u8_vector_packs else None
-    if is_int:
-        lane_init: Any = F32(INT32_MIN) if is_max else F32(0)
-        lowest_of: dict[Any, int] = {np.dtype(np.int8): -128, np.dtype(np.uint8): 0}
-        first = lowest_of.get(acc_dtype, INT32_MIN)
-        dst_init: Any = first if is_max else 0
+    fold = _OvFold(plan, is_int, acc_dtype)
+    if plan.order == "ov_reference":
+        rows = _rows(xf, plan.axes)
+        if is_int:
+            is_max = plan.kind == "max"
+            res = seq_sum(rows) if not is_max else maxps_fold(np.full(len(rows), LOWEST32), rows)
+        else:
+            res = fold(rows, 0, plan.count)
+    elif plan.two_stage:
+        res = _two_stage(xf, plan, fold)
     else:
-        lane_init = LOWEST32 if is_max else F32(0)
-        dst_init = lane_init
+        view, red = plan.view, plan.reduced
+        keep = [k for k in range(5) if not red[k]]
+        reduced = [k for k in range(5) if red[k]]
+        size = math.prod(view[k] for k in reduced)
+        rows = np.transpose(xf.reshape(view), keep + reduced).reshape(-1, size)
+        mask = _scalar_mask(plan) if (acc_dtype == np.uint8 or red[4]) else None
+        res = fold(
+            rows,
+            plan.chunk,
+            plan.segment,
+            mask=mask if acc_dtype == np.uint8 else None,
+            smode=mask if red[4] else None,
+        )
+    res = _finish(np.asarray(res, F32), plan, F32).reshape(plan.output_shape)
+    return _ov_output(res, plan, in_dtype, acc_dtype)
 
-    def fold(
+
+def ov_float32(x: Array) -> tuple[Array, np.dtype[Any]]:
+    """The float32 values the plugin folds, and the type of its output buffer (integer data:
+    8-bit types their own, the others int32, 64-bit values wrapped to 32 bits first)."""
+    in_dtype = x.dtype
+    if in_dtype.kind not in "iu":
+        return _to_float32(x), np.dtype(np.int32)
+    narrow = in_dtype in (np.dtype(np.int8), np.dtype(np.uint8), np.dtype(np.int32))
+    xi = x if narrow else x.astype(np.int64).astype(np.int32)
+    acc_dtype = in_dtype if in_dtype.itemsize == 1 else np.dtype(np.int32)
+    return np.asarray(xi.astype(F32)), acc_dtype
+
+
+class _OvFold:
+    """The plugin's fold of rows (see _fold) with its initial values; integer data stores the
+    running value into the integer output after every `segment` elements."""
+
+    def __init__(self, plan: ReducePlan, is_int: bool, acc_dtype: np.dtype[Any]) -> None:
+        self.is_max = plan.kind == "max"
+        self.is_int = is_int
+        self.lanes = plan.lanes
+        self.acc_dtype = acc_dtype
+        # u8 outputs whose every store packs (AVX2), else the scalar-store mask decides
+        self.packs = np.asarray(True) if plan.u8_vector_packs else None
+        if is_int:
+            self.lane_init: Any = F32(INT32_MIN) if self.is_max else F32(0)
+            lowest_of: dict[Any, int] = {np.dtype(np.int8): -128, np.dtype(np.uint8): 0}
+            first = lowest_of.get(acc_dtype, INT32_MIN)
+            self.dst_init: Any = first if self.is_max else 0
+        else:
+            self.lane_init = LOWEST32 if self.is_max else F32(0)
+            self.dst_init = self.lane_init
+
+    def __call__(
+        self,
         rows: Array,
         chunk: int,
         segment: int,
@@ -312,56 +353,37 @@ def _openvino(x: Array, plan: ReducePlan) -> Array:
     ) -> Array:
         k, r = rows.shape
         if acc is None:
-            acc = np.full(k, dst_init, F32)
-        if not is_int:
-            return _fold(rows, is_max, chunk, lanes, acc, lane_init, None, smode)
+            acc = np.full(k, self.dst_init, F32)
+        if not self.is_int:
+            return _fold(rows, self.is_max, chunk, self.lanes, acc, self.lane_init, None, smode)
+        packs = self.packs
 
         def write(v: Array) -> Array:
-            return _trunc_store(v, acc_dtype, packs if packs is not None else mask)
+            return _trunc_store(v, self.acc_dtype, packs if packs is not None else mask)
 
         for s0 in range(0, r, max(segment, 1)):
             part = rows[:, s0 : s0 + max(segment, 1)]
-            acc = _fold(part, is_max, chunk, lanes, acc, lane_init, write, smode)
+            acc = _fold(part, self.is_max, chunk, self.lanes, acc, self.lane_init, write, smode)
         return acc
 
-    if plan.order == "ov_reference":
-        rows = _rows(xf, plan.axes)
-        if is_int:
-            res = (
-                seq_sum(rows) if not is_max else maxps_fold(np.full(rows.shape[0], LOWEST32), rows)
-            )
-        else:
-            res = fold(rows, 0, plan.count)
-    else:
-        view, red = plan.view, plan.reduced
-        xv = xf.reshape(view)
-        keep = [k for k in range(5) if not red[k]]
-        reduced = [k for k in range(5) if red[k]]
-        if plan.two_stage:
-            ib, ic, i_d, ih, iw = view
-            stage1 = np.transpose(xv, (0, 3, 4, 1, 2)).reshape(ib * ih * iw, ic * i_d)
-            partial = fold(stage1, 0, ic * i_d).reshape(ib, ih, iw)
-            if red[0]:  # the batch loop is outermost; its results accumulate in the output
-                acc: Array | None = None
-                for b in range(ib):
-                    acc = fold(partial[b].reshape(ih, iw), iw, iw, acc, smode=np.asarray(True))
-                assert acc is not None
-                res = acc
-            else:
-                res = fold(partial.reshape(ib * ih, iw), iw, iw, smode=np.asarray(True))
-        else:
-            size = math.prod(view[k] for k in reduced)
-            rows = np.transpose(xv, keep + reduced).reshape(-1, size)
-            mask = _scalar_mask(plan) if (acc_dtype == np.uint8 or red[4]) else None
-            res = fold(
-                rows,
-                plan.chunk,
-                plan.segment,
-                mask=mask if acc_dtype == np.uint8 else None,
-                smode=mask if red[4] else None,
-            )
-    res = _finish(np.asarray(res, F32), plan, F32).reshape(plan.output_shape)
-    if is_int:
+
+def _two_stage(xf: Array, plan: ReducePlan, fold: _OvFold) -> Array:
+    """C, D and W reduced with H kept: each (h, w) over (c, d) first, then each row over w."""
+    ib, ic, i_d, ih, iw = plan.view
+    stage1 = np.transpose(xf.reshape(plan.view), (0, 3, 4, 1, 2)).reshape(ib * ih * iw, ic * i_d)
+    partial = fold(stage1, 0, ic * i_d).reshape(ib, ih, iw)
+    if plan.reduced[0]:  # the batch loop is outermost; its results accumulate in the output
+        acc: Array | None = None
+        for b in range(ib):
+            acc = fold(partial[b].reshape(ih, iw), iw, iw, acc, smode=np.asarray(True))
+        assert acc is not None
+        return acc
+    return fold(partial.reshape(ib * ih, iw), iw, iw, smode=np.asarray(True))
+
+
+def _ov_output(res: Array, plan: ReducePlan, in_dtype: np.dtype[Any], acc_dtype: Any) -> Array:
+    """The float32 result in the output's element type, as the plugin stores it."""
+    if in_dtype.kind in "iu":
         if plan.order == "ov_reference":
             # f32 result, then a saturating round-half-even reorder
             lo, hi = (

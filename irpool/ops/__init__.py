@@ -2,7 +2,7 @@
 added by its front end's module (`openvino`, `onnx`, `glue`); `bind` turns a layer into the plan
 every command uses."""
 
-from . import glue, onnx, openvino, quantize
+from . import glue, onnx, openvino, qdq, quantize
 from .binding import Bound, bind
 from .registry import REGISTRY, OpSpec, is_pooling, lookup, spec_of
 
@@ -16,6 +16,7 @@ __all__ = [
     "lookup",
     "onnx",
     "openvino",
+    "qdq",
     "quantize",
     "spec_of",
 ]

@@ -12,6 +12,7 @@ its constant inputs).  Nothing after `bind` reads a layer's attributes again:
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
@@ -31,6 +32,10 @@ if TYPE_CHECKING:
     from ..families import Family, FamilyParams, FamilyPlan, Values
 
 Array = npt.NDArray[Any]
+
+
+def _dtype_name(dtype: str | np.dtype[Any]) -> str:
+    return dtype if isinstance(dtype, str) else str(np.dtype(dtype).name)
 
 
 @dataclass(frozen=True)
@@ -107,16 +112,14 @@ class Bound:
         values = self.values(given)
         used = self.indices_used if indices_used is None else indices_used
         key = ("params", rank, tuple(sorted(values.items())), used)
-        found = self._family.get(key)
-        if found is None:
-            try:
-                found = family.read(self.spec, self.layer, rank, values)
-            except IrpoolError as e:
-                raise e.at(self.layer.where()) from None
+
+        def read() -> FamilyParams:
+            found = family.read(self.spec, self.layer, rank, values)
             if hasattr(found, "indices_used"):
                 found = replace(found, indices_used=used)  # type: ignore[call-arg]
-            self._family[key] = found
-        params: FamilyParams = found
+            return found
+
+        params: FamilyParams = self._kept(self._family, key, read)
         return params
 
     def family_plan(
@@ -132,22 +135,19 @@ class Bound:
         family = self.family
         assert family is not None
         cv = self.convention if convention is None else conv.get(convention)
-        name = dtype if isinstance(dtype, str) else str(np.dtype(dtype).name)
+        name = _dtype_name(dtype)
         params = self.family_params(len(input_shape), given, indices_used)
         key = ("plan", tuple(input_shape), name, cv.name, params)
-        found = self._family.get(key)
-        if found is None:
-            try:
-                if cv.name not in (*family.conventions, "openvino", "onnx", "torch"):
-                    raise SpecError(
-                        f"irpool has no {cv.name} rules for {family.title} ({params.op}); it "
-                        f"computes it under the {', '.join(family.conventions)} convention(s)"
-                    )
-                found = family.plan(params, tuple(int(n) for n in input_shape), name, cv)
-            except IrpoolError as e:
-                raise e.at(self.layer.where()) from None
-            self._family[key] = found
-        plan: FamilyPlan = found
+
+        def make() -> FamilyPlan:
+            if cv.name not in (*family.conventions, "openvino", "onnx", "torch"):
+                raise SpecError(
+                    f"irpool has no {cv.name} rules for {family.title} ({params.op}); it "
+                    f"computes it under the {', '.join(family.conventions)} convention(s)"
+                )
+            return family.plan(params, tuple(int(n) for n in input_shape), name, cv)
+
+        plan: FamilyPlan = self._kept(self._family, key, make)
         return plan
 
     def output_types(self, input_type: str | None) -> list[str | None]:
@@ -167,15 +167,12 @@ class Bound:
             )
         if self.given is not None:
             return self.given
-        found = self._params.get(rank)
-        if found is None:
-            assert self.spec.read is not None
-            try:
-                found = self.spec.read(self.spec, self.layer, rank)
-            except IrpoolError as e:
-                raise e.at(self.layer.where()) from None
-            self._params[rank] = found
-        return found
+        read = self.spec.read
+        assert read is not None
+        params: PoolParams = self._kept(
+            self._params, rank, lambda: read(self.spec, self.layer, rank)
+        )
+        return params
 
     def with_params(self, params: PoolParams) -> Bound:
         """The same layer with other parameters (to explain what a variant would do)."""
@@ -222,18 +219,26 @@ class Bound:
         convention or another one (and, for compare's probe, indices taken as used or not);
         made once, then reused; errors name the layer."""
         cv = self.convention if convention is None else conv.get(convention)
-        name = dtype if isinstance(dtype, str) else str(np.dtype(dtype).name)
+        name = _dtype_name(dtype)
         used = self.indices_used if indices_used is None else indices_used
         key = (tuple(input_shape), name, cv.name, used)
-        found = self._plans.get(key)
-        if found is None:
+
+        def make() -> PoolPlan:
             shape = tuple(int(n) for n in self._nchw(tuple(input_shape)))
+            return geometry.plan(self.params_for(len(shape)), shape, cv, used, name)
+
+        plan: PoolPlan = self._kept(self._plans, key, make)
+        return plan
+
+    def _kept(self, cache: dict[Any, Any], key: Any, make: Callable[[], Any]) -> Any:
+        """cache[key], made by `make` the first time it is asked for; errors name the layer."""
+        found = cache.get(key)
+        if found is None:
             try:
-                params = self.params_for(len(shape))
-                found = geometry.plan(params, shape, cv, used, name)
+                found = make()
             except IrpoolError as e:
                 raise e.at(self.layer.where()) from None
-            self._plans[key] = found
+            cache[key] = found
         return found
 
     def infer(self, input_shape: Shape | None, unknown: tuple[bool, ...] = ()) -> Inferred:

@@ -153,3 +153,14 @@ def run_node(
     return run(
         model, {graph_input.name: given[graph_input.name] for graph_input in model.graph.input}
     )
+
+
+def finals_with_and_without(
+    model: Any, names: Sequence[str], feeds: Mapping[str, np.ndarray]
+) -> tuple[list[np.ndarray], list[np.ndarray]]:
+    """The model's own outputs run as it stands, and run with the tensors `names` added as
+    outputs (a probe): onnxruntime's graph rewrites depend on which tensors are outputs."""
+    finals = [o.name for o in model.graph.output]
+    plain = run(model, feeds)
+    probed = probe_tensors(model, names, feeds)
+    return plain, [probed[n] for n in finals]

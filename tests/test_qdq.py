@@ -1,0 +1,253 @@
+"""ONNX QDQ models (QuantizeLinear / DequantizeLinear around pooling) against onnxruntime.
+
+`irpool run` must equal onnxruntime's output bit for bit, and the fusion irpool assumes
+(irpool/qdq.py) must be the one onnxruntime's optimized model shows.  A handful of cases by
+default, a grid behind `slow`."""
+
+from __future__ import annotations
+
+import itertools
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import numpy as np
+import pytest
+from qdq_helpers import inputs, node_types, onnxruntime_outputs, qdq_model, save
+
+import irpool.api as api
+from irpool.errors import IrpoolError
+from irpool.frontends.onnx_model import load
+from irpool.qdq import onnxruntime_graph
+
+pytestmark = pytest.mark.oracle
+
+AP = "AveragePool"
+QUICK = [
+    # op, attrs, dtype, scales, zero points, opset
+    (AP, {"kernel_shape": [2, 2], "strides": [2, 2]}, np.uint8, (0.05, 0.05), (128, 128), 13),
+    (
+        AP,
+        {
+            "kernel_shape": [3, 3],
+            "pads": [1, 1, 1, 1],
+            "strides": [2, 2],
+            "ceil_mode": 1,
+            "count_include_pad": 1,
+        },
+        np.int8,
+        (0.05, 0.075),
+        (3, -2),
+        21,
+    ),
+    (
+        AP,
+        {"kernel_shape": [3, 3], "pads": [1, 1, 1, 1], "count_include_pad": 0},
+        np.uint8,
+        (0.1, 0.05),
+        (10, 0),
+        10,
+    ),
+    (
+        "MaxPool",
+        {"kernel_shape": [3, 3], "strides": [2, 2]},
+        np.uint8,
+        (0.05, 0.05),
+        (128, 128),
+        13,
+    ),
+    ("MaxPool", {"kernel_shape": [2, 2]}, np.int8, (0.05, 0.07), (0, 5), 21),
+    ("GlobalAveragePool", {}, np.uint8, (0.05, 0.02), (128, 100), 13),
+    ("GlobalAveragePool", {}, np.int8, (0.05, 0.05), (0, 0), 21),
+]
+
+EXPECTED_FUSION = {AP: "QLinearAveragePool", "GlobalAveragePool": "QLinearGlobalAveragePool"}
+
+
+def _check_case(tmp_path: Path, case: tuple[Any, ...], seed: int = 0) -> str:
+    """irpool run vs onnxruntime on one model; returns what onnxruntime ran the pool as."""
+    op, attrs, dtype, scales, zps, opset = case
+    path = save(qdq_model(op, attrs, dtype, scales, zps, opset), tmp_path / "m.onnx")
+    x = inputs((2, 3, 8, 8), scales[0], seed)
+    optimized = tmp_path / "opt.onnx"
+    (want,) = onnxruntime_outputs(path, x, optimized)
+    got = api.run(path, {"x": x})["y"]
+    assert got.dtype == want.dtype and got.shape == want.shape
+    assert np.array_equal(got, want), f"{int((got != want).sum())} of {got.size} cells differ"
+    types = node_types(optimized)
+    _, fusions = onnxruntime_graph(load(path))
+    ran = types[1:-1]
+    if fusions:
+        expected = EXPECTED_FUSION.get(op, op)
+        assert ran == [expected], (ran, fusions)
+    else:
+        assert ran == ["DequantizeLinear", op, "QuantizeLinear"], ran
+    return ran[0] if len(ran) == 1 else "float"
+
+
+@pytest.mark.parametrize(
+    "case",
+    QUICK,
+    ids=lambda c: f"{c[0]}-{np.dtype(c[2]).name}-op{c[5]}" if isinstance(c, tuple) else str(c),
+)
+def test_run_equals_onnxruntime(ort: ModuleType, tmp_path: Path, case: tuple[Any, ...]) -> None:
+    _check_case(tmp_path, case)
+
+
+def test_fused_and_float_readings_really_differ(ort: ModuleType, tmp_path: Path) -> None:
+    """The fusion matters: the same group run as written (the pool's output also a graph
+    output keeps onnxruntime from fusing) computes other codes, and irpool follows both."""
+    attrs = {"kernel_shape": [2, 2], "strides": [2, 2]}
+    fused_path = save(qdq_model(AP, attrs, np.int8, (0.05, 0.05), (3, 3)), tmp_path / "f.onnx")
+    plain_path = save(
+        qdq_model(AP, attrs, np.int8, (0.05, 0.05), (3, 3), pool_output=True),
+        tmp_path / "p.onnx",
+    )
+    x = inputs((2, 3, 8, 8), 0.05, 3)
+    fused = onnxruntime_outputs(fused_path, x)[0]
+    plain = onnxruntime_outputs(plain_path, x)[0]
+    assert (fused != plain).any()
+    assert np.array_equal(api.run(fused_path, {"x": x})["y"], fused)
+    # the float chain: QuantizeLinear and DequantizeLinear are exact, but onnxruntime's float
+    # AveragePool (MLAS) sums in an order irpool does not reproduce (a few ulps, see
+    # docs/quantized.md), which moves a near-tie by one code now and then
+    run = api.run(plain_path, {"x": x})
+    got, pooled = run["y"], run["p"]
+    _, ort_pooled = onnxruntime_outputs(plain_path, x)
+    step = np.float32(0.05)
+    assert np.abs(got - plain).max() <= step * 1.0001
+    moved = got != plain
+    assert moved.sum() <= 0.05 * got.size
+    assert (pooled != ort_pooled)[moved].all(), "a code moved where the float pools agree"
+
+
+def test_quantize_and_dequantize_linear_alone(ort: ModuleType, tmp_path: Path) -> None:
+    """Per tensor and per axis, u8 and i8, ties, NaN, infinities and huge values."""
+    for dtype, axis in itertools.product((np.uint8, np.int8), (None, 1)):
+        scales = (np.array([0.05, 0.1, 0.3], np.float32), 0.05) if axis else (0.07, 0.05)
+        zps = (np.array([1, 2, 3], dtype), 0) if axis else (7, 0)
+        model = qdq_model(AP, None, dtype, scales, zps, 13, axis=axis)
+        del model.graph.node[2:]  # x -> Q -> DQ -> xd
+        model.graph.output[0].name = "xd"
+        path = save(model, tmp_path / "qd.onnx")
+        x = inputs((2, 3, 8, 8), 0.07, 1)
+        x[0, 0, 0, :6] = [np.nan, np.inf, -np.inf, 1e30, -1e30, -0.0]
+        (want,) = onnxruntime_outputs(path, x)
+        got = api.run(path, {"x": x})["xd"]
+        assert np.array_equal(got, want, equal_nan=True)
+
+
+@pytest.mark.parametrize(
+    "change, words",
+    [
+        ({"axis": 1}, "Scale and Zero-point must be a scalar"),
+        ({"dilations": True}, "no dilations attribute"),
+    ],
+)
+def test_models_onnxruntime_refuses(
+    ort: ModuleType, tmp_path: Path, change: dict[str, Any], words: str
+) -> None:
+    """Where onnxruntime's fusion makes a QLinearAveragePool it cannot load, it refuses the
+    whole model; irpool says so instead of computing the float chain."""
+    attrs: dict[str, Any] = {"kernel_shape": [3, 3]}
+    scales: tuple[Any, Any] = (0.05, 0.05)
+    zps: tuple[Any, Any] = (1, 1)
+    if change.get("axis"):
+        scales = (np.array([0.05, 0.1, 0.2], np.float32), 0.05)
+        zps = (np.array([1, 2, 3], np.uint8), 1)
+    opset = 13
+    if change.get("dilations"):
+        attrs["dilations"] = [1, 1]
+        opset = 19
+    model = qdq_model(AP, attrs, np.uint8, scales, zps, opset, axis=change.get("axis"))
+    path = save(model, tmp_path / "r.onnx")
+    with pytest.raises(Exception) as refused:
+        onnxruntime_outputs(path, inputs((2, 3, 8, 8), 0.05))
+    assert "QLinearAveragePool" in str(refused.value)
+    with pytest.raises(IrpoolError, match=words):
+        api.run(path, {"x": inputs((2, 3, 8, 8), 0.05)})
+
+
+def _grid() -> list[tuple[Any, ...]]:
+    cases = []
+    pools = [
+        (AP, {"kernel_shape": [2, 2], "strides": [2, 2]}),
+        (AP, {"kernel_shape": [3, 3]}),
+        (AP, {"kernel_shape": [3, 3], "pads": [1, 1, 1, 1]}),
+        (AP, {"kernel_shape": [3, 3], "pads": [1, 1, 1, 1], "count_include_pad": 1}),
+        (AP, {"kernel_shape": [3, 3], "strides": [2, 2], "ceil_mode": 1}),
+        (
+            AP,
+            {
+                "kernel_shape": [3, 3],
+                "pads": [1, 1, 1, 1],
+                "strides": [2, 2],
+                "ceil_mode": 1,
+                "count_include_pad": 1,
+            },
+        ),
+        (AP, {"kernel_shape": [2, 3], "pads": [0, 1, 1, 0], "strides": [1, 2]}),
+        ("MaxPool", {"kernel_shape": [3, 3], "pads": [1, 1, 1, 1]}),
+        ("MaxPool", {"kernel_shape": [2, 2], "strides": [2, 2], "ceil_mode": 1}),
+        ("GlobalAveragePool", {}),
+    ]
+    quant = [
+        (np.uint8, (0.05, 0.05), (128, 128)),
+        (np.uint8, (0.05, 0.075), (0, 10)),
+        (np.int8, (0.05, 0.05), (0, 0)),
+        (np.int8, (0.1, 0.04), (-3, 7)),
+    ]
+    for (op, attrs), (dtype, scales, zps), opset in itertools.product(pools, quant, (10, 13, 21)):
+        if opset == 10 and op == "MaxPool":
+            continue
+        cases.append((op, attrs, dtype, scales, zps, opset))
+    return cases
+
+
+@pytest.mark.slow
+def test_grid_equals_onnxruntime(ort: ModuleType, tmp_path: Path) -> None:
+    ran: dict[str, int] = {}
+    for k, case in enumerate(_grid()):
+        kind = _check_case(tmp_path, case, seed=k)
+        ran[kind] = ran.get(kind, 0) + 1
+    assert set(ran) == {"QLinearAveragePool", "QLinearGlobalAveragePool", "MaxPool", "float"}
+
+
+@pytest.mark.parametrize(
+    "op, dtype, scales, zps",
+    [
+        (AP, np.uint8, (0.05, 0.075), (128, 120)),
+        (AP, np.int8, (0.05, 0.05), (3, 3)),
+        ("MaxPool", np.uint8, (0.05, 0.05), (128, 128)),
+        ("GlobalAveragePool", np.int8, (0.05, 0.03), (1, 2)),
+    ],
+)
+def test_compare_checks_the_fused_nodes(
+    ort: ModuleType, tmp_path: Path, op: str, dtype: Any, scales: Any, zps: Any
+) -> None:
+    """compare holds the node onnxruntime runs (QLinearAveragePool, the MaxPool on codes,
+    QLinearGlobalAveragePool) against onnxruntime and passes; it says whether its probe changed
+    what onnxruntime runs (an int8 pair whose codes are read stays int8: the zero point is not
+    shifted by 128, and near-ties round otherwise)."""
+    attrs = {} if op == "GlobalAveragePool" else {"kernel_shape": [2, 2], "strides": [2, 2]}
+    path = save(qdq_model(op, attrs, dtype, scales, zps), tmp_path / "c.onnx")
+    x = inputs((2, 3, 8, 8), scales[0], 3)
+    report = api.compare(path, {"x": x})
+    assert report.passed
+    (layer,) = report.layers
+    assert layer.op == {AP: "QLinearAveragePool-1", "MaxPool": "MaxPool-12"}.get(
+        op, "QLinearGlobalAveragePool-1"
+    )
+    assert any("onnxruntime fuses" in n for n in layer.notes)
+    assert report.probe is not None
+    plain = onnxruntime_outputs(path, x)[0]
+    probed_model = qdq_model(op, attrs, dtype, scales, zps)
+    from onnx import helper
+
+    code = helper.np_dtype_to_tensor_dtype(np.dtype(dtype))
+    for name in ("xq", "pq"):
+        probed_model.graph.output.append(helper.make_tensor_value_info(name, code, None))
+    probed = onnxruntime_outputs(save(probed_model, tmp_path / "p.onnx"), x)[0]
+    assert report.probe.moved == int((plain != probed).sum())
+    if dtype == np.int8 and op == AP:
+        assert report.probe.moved > 0
