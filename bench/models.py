@@ -40,7 +40,9 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, os.environ.get("IRPOOL_REPO", str(HERE.parent)))  # this checkout's irpool
 
+import peers  # noqa: E402
 from timing import cpu_times, geomean, paired, same_bits  # noqa: E402
+from workloads import BY_NAME, JUDGED_F16, JUDGED_F32, Workload  # noqa: E402
 
 import irpool  # noqa: E402
 
@@ -57,6 +59,8 @@ class ModelWorkload:
         return np.random.default_rng(0).standard_normal(self.shape).astype(np.float32)
 
 
+JUDGED_WINDOWED = JUDGED_F32 + JUDGED_F16
+
 JUDGED = (
     ModelWorkload("mean_2048x7x7", "ReduceMean", (1, 2048, 7, 7), (2, 3)),
     ModelWorkload("mean_1280x7x7", "ReduceMean", (1, 1280, 7, 7), (2, 3)),
@@ -72,8 +76,12 @@ JUDGED = (
 W; ReduceSum over the channels; ReduceL2 over H, W; AdaptiveAvgPool-8 (VGG's 14x14 -> 7x7, a
 global 13x13 -> 1x1) and AdaptiveMaxPool-8 (AlexNet's 13x13 -> 6x6, indices unread)."""
 
-WINDOWED = (ModelWorkload("avg7_s1", "AvgPool", (1, 64, 56, 56)),)
-"""avg7_s1 as a one-layer IR too (AvgPool-1 7x7/1, pads 3, excluded)."""
+WINDOWED = tuple(BY_NAME[name] for name in JUDGED_WINDOWED)
+"""The bench's judged windowed workloads (bench/workloads.py: the float32 ones where openvino
+runs its jit kernels, and the float16 ones) as one-layer IRs: AvgPool-1 or MaxPool-8 as
+converters emit them (peers.openvino_model); avg7_s1 among them."""
+
+Any_Workload = ModelWorkload | Workload
 
 
 def openvino_model(w: ModelWorkload) -> Any:
@@ -101,11 +109,14 @@ def openvino_model(w: ModelWorkload) -> Any:
     return ov.Model([opset1.result(node.output(0))], [x], w.name)
 
 
-def write(w: ModelWorkload, folder: Path) -> Path:
+def write(w: Any_Workload, folder: Path) -> Path:
     import openvino as ov
 
     path = folder / f"{w.name}.xml"
-    ov.save_model(openvino_model(w), str(path), compress_to_fp16=False)
+    model = (
+        openvino_model(w) if isinstance(w, ModelWorkload) else peers.openvino_model(w, w.input())
+    )
+    ov.save_model(model, str(path), compress_to_fp16=False)
     return path
 
 
@@ -175,7 +186,7 @@ def interleave(
     return clocks[0], clocks[1], clocks[2], others, done
 
 
-def bench_one(w: ModelWorkload, folder: Path, rounds: int, seconds: float) -> dict[str, Any]:
+def bench_one(w: Any_Workload, folder: Path, rounds: int, seconds: float) -> dict[str, Any]:
     x = w.input()
     path = write(w, folder)
     ov_run, ov_values = openvino_peer(path, x)
@@ -194,7 +205,7 @@ def bench_one(w: ModelWorkload, folder: Path, rounds: int, seconds: float) -> di
     wall, cpu, process, busy, done = interleave(runs, rounds, seconds)
     return {
         "workload": w.name,
-        "op": w.op,
+        "op": w.op if isinstance(w, ModelWorkload) else w.reduce,
         "shape": list(w.shape),
         "rounds": done,
         "median_ms": {n: statistics.median(t) * 1e3 for n, t in wall.items()},
@@ -220,7 +231,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--only", nargs="*", help="workload names")
     parser.add_argument("--rounds", type=int, default=200)
     parser.add_argument("--seconds", type=float, default=2.0)
-    parser.add_argument("--windowed", action="store_true", help="avg7_s1 as a model too")
+    parser.add_argument(
+        "--windowed", action="store_true", help="the windowed workloads as one-layer IRs too"
+    )
     args = parser.parse_args(argv)
     chosen = [*JUDGED, *(WINDOWED if args.windowed else ())]
     chosen = [w for w in chosen if not args.only or w.name in args.only]
@@ -240,14 +253,16 @@ def main(argv: list[str] | None = None) -> int:
                 f"busy {r['other_cpu_share']:.2f}  {r['checks']}",
                 flush=True,
             )
-    judged = [r for r in results if r["workload"] in {w.name for w in JUDGED}]
     summary = {}
-    for peer in ("cm1", "cm1np"):
-        for basis in BASES:
-            ratios = [r[basis][peer] for r in judged]
-            if ratios:
-                summary[f"{peer} {basis}"] = {"geomean": geomean(ratios), "max": max(ratios)}
-                print(f"{peer} {basis}: geomean {geomean(ratios):.2f}, max {max(ratios):.2f}")
+    for label, names in (("", {w.name for w in JUDGED}), ("windowed ", set(JUDGED_WINDOWED))):
+        group = [r for r in results if r["workload"] in names]
+        for peer in ("cm1", "cm1np"):
+            for basis in BASES:
+                ratios = [r[basis][peer] for r in group]
+                if ratios:
+                    key = f"{label}{peer} {basis}"
+                    summary[key] = {"geomean": geomean(ratios), "max": max(ratios)}
+                    print(f"{key}: geomean {geomean(ratios):.2f}, max {max(ratios):.2f}")
     if args.json:
         from importlib.metadata import version
 

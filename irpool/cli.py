@@ -23,7 +23,10 @@ from .commands.explain import EXPLAIN
 from .commands.extract import EXTRACT
 from .commands.fixtures import FIXTURES
 from .commands.run import RUN
+from .conventions import use_target
+from .cpu import plugin_isa, this_machine
 from .errors import IrpoolError, Where
+from .target import Target
 
 
 class UsageFailure(Exception):
@@ -139,8 +142,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                 # no library's warning reaches the user (numpy's RuntimeWarnings on infinite
                 # scales, the runtimes' deprecations): irpool says what matters itself
                 warnings.simplefilter("ignore")
-            _check_environment()
-            code: int = args.func(args)
+            machine = _check_environment(getattr(args, "ov_isa", None))
+            with use_target(machine):  # the target every plan of the command carries
+                code: int = args.func(args)
         sys.stdout.flush()
         return code
     except UsageFailure as e:
@@ -229,16 +233,17 @@ class _Failure:
         return code
 
 
-def _check_environment() -> None:
+def _check_environment(ov_isa: str | None) -> Target:
     """Every irpool setting of the environment is read before anything runs, so that a bad one
     is refused by name whatever the command (an integer >= 1, or unset; IRPOOL_OV_ISA one of
-    the instruction sets irpool models)."""
-    from .cpu import plugin_isa
+    the instruction sets irpool models); the target the command models (--ov-isa, else
+    IRPOOL_OV_ISA, else this machine)."""
     from .env import env_int
 
     for name in ("IRPOOL_MAX_ELEMENTS", "IRPOOL_MAX_XML_BYTES", "IRPOOL_THREADS"):
         env_int(name, 1)
     plugin_isa()
+    return this_machine(ov_isa)
 
 
 def _one_line(text: str) -> str:

@@ -113,8 +113,16 @@ def _add_input_options(p: Any, input_help: str) -> None:
 def _add_convention_option(p: Any, help: str) -> None:
     """--convention: the runtime whose behaviour irpool computes (default: the model's)."""
     from .conventions import CONVENTIONS
+    from .target import ISAS
 
     p.add_argument("--convention", choices=list(CONVENTIONS), default=None, help=help)
+    p.add_argument(
+        "--ov-isa",
+        choices=list(ISAS),
+        default=None,
+        help="the instruction set of the CPU whose openvino is modelled (default: IRPOOL_OV_ISA, "
+        "else this machine's)",
+    )
 
 
 def _add_progress_option(p: Any) -> None:

@@ -86,6 +86,8 @@ class ProbeEffect:
                 f"asked for alone, the tensors of {', '.join(repr(n) for n in self.layers)} "
                 "do it: those results describe a probed execution, not the deployed one"
                 if self.layers
+                else "every layer result above describes that probed execution"
+                if self.runtime != "openvino"
                 else "no single layer's tensors do it alone: every layer result above "
                 "describes that probed execution"
             )

@@ -7,13 +7,16 @@ Bit-identical to `irpool.run` by construction: every layer runs through the same
 `run.run_graph` calls, except that a pooling layer whose input is a plain tensor (held in its
 declared type, not a constant) runs its prepared plan directly: a windowed layer through
 `PreparedPool` (numpy core or the compiled path), a layer of another family through
-`kernel.family_compiled.prepare` (the numba kernels where they serve the plan).  Each program
+`kernel.family_compiled.prepare` (the numba kernels where they serve the plan); a windowed
+layer of an f16 input that only Results read runs the plan for f16 data (the kernel widens to
+float32 and rounds back as the plugin does around the layer and its Result).  Each program
 is checked once against `run.run_graph` on a random input when it is built; where they differ
 (a bug) the program drops its prepared steps and says so in `why`.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -528,6 +531,8 @@ class CompiledModel:
         if not prepare or bound.spec.kind == "qlinear" or src is None:
             why = "a quantized layer" if bound.spec.kind == "qlinear" else "its input is constant"
             return self._interpreted(bound, interpreted, why)
+        if plugin and _plain(src) and src.declared == "f16" and self._results_only(bound.layer):
+            return self._half_step(bound, optional, plugin)
         if not _plain(src) or src.declared != "f32":
             return self._interpreted(
                 bound,
@@ -536,6 +541,11 @@ class CompiledModel:
                 "conversions run around the plan",
             )
         p, _ = rn._pool(bound, optional, convention, None, True, plugin, hold_f16)
+        if plugin and p.indices and not bound.indices_used:
+            # a MaxPool-8/14 whose indices nothing reads: the values alone (the plugin's float
+            # values do not depend on the indices output; computing them costs several times
+            # the values' time)
+            p = dataclasses.replace(p, indices=False)
         prepared = PreparedPool(p, self.threads, self.kernel_path)
         declared = _declared
 
@@ -557,6 +567,44 @@ class CompiledModel:
             if indices is not None:
                 outs.append(declared(indices))
             return outs
+
+        return _Prepared(run, direct), LayerPath(
+            bound.label, bound.layer.type, prepared.path, prepared.why
+        )
+
+    def _results_only(self, layer: Layer) -> bool:
+        """Whether only Results read the layer's outputs (a tensor held in f32 for the layers
+        after it is delivered rounded to its declared type there)."""
+        graph = self.graph
+        if graph.ir_version == 10:
+            return False
+        by_id = {la.id: la for la in graph.layers}
+        readers = [by_id[e.to_layer] for e in graph.edges if e.from_layer == layer.id]
+        return bool(readers) and all(REGISTRY.role(la) == "result" for la in readers)
+
+    def _half_step(
+        self, bound: Bound, optional: list[Any], plugin: bool
+    ) -> tuple[Callable[[list[Any]], list[Any]], LayerPath]:
+        """A windowed layer of an f16 input (the plugin's way: widened to f32, pooled, rounded
+        to f16 at the Result it feeds) on the plan for f16 data, as compile_pool runs it: the
+        compiled kernel widens and rounds as it goes (bit-identical to the numpy core)."""
+        rn = _run_module()
+        from .kernel.prepared import PreparedPool
+
+        p, _ = rn._pool(bound, optional, self.convention, None, True, plugin, False)
+        half = bound.plan(tuple(optional[0].array.shape), "float16")
+        keep = bool(p.indices and bound.indices_used)  # unread indices: the values alone
+        if half.indices != keep:
+            half = dataclasses.replace(half, indices=keep)
+        prepared = PreparedPool(half, self.threads, self.kernel_path)
+        declared = _declared
+
+        def direct(v: list[Any]) -> list[Any]:
+            values, indices = prepared.run(v[0])
+            return [values] if indices is None else [values, indices]
+
+        def run(v: list[Any]) -> list[Any]:
+            return [declared(a) for a in direct([v[0].array])]
 
         return _Prepared(run, direct), LayerPath(
             bound.label, bound.layer.type, prepared.path, prepared.why

@@ -10,10 +10,15 @@ convention may also refuse what its runtime has no op for (`floor_only`,
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import contextlib
+import functools
+from collections.abc import Iterator
+from dataclasses import dataclass, replace
 from typing import Any, Literal
 
+from . import cpu
 from .errors import UsageError
+from .target import Target
 
 DivisorRule = Literal["full_if_any_pad", "declared"]
 NanMax = Literal[
@@ -126,6 +131,10 @@ class Convention:
     diagnosed: bool = True
     """Whether compare's diagnosis tries this convention on a layer that disagrees (TensorFlow's
     numbers are OpenVINO's wherever it can express a layer, so naming it adds nothing)."""
+    target: Target | None = None
+    """The machine modelled (irpool/target.py): the instruction set of openvino's CPU plugin
+    (read where `cpu_plugin_kernels`) and whether TensorFlow runs oneDNN (`eigen_cuboid`).
+    `get` fills it with the target chosen at the edge; the planners read it from here only."""
 
 
 _NAMES = ("openvino", "onnx", "torch", "tf")
@@ -178,12 +187,39 @@ CONVENTIONS: dict[str, Convention] = {c.name: c for c in (OPENVINO, ONNX, TORCH,
 
 
 def get(name: str | Convention) -> Convention:
-    """The convention called `name` (openvino, onnx, torch, tf)."""
+    """The convention called `name` (openvino, onnx, torch, tf), on the target modelled (a
+    Convention without a target is given it)."""
     if isinstance(name, Convention):
-        return name
+        return name if name.target is not None else _on(name, target())
     try:
-        return CONVENTIONS[name.lower()]
+        base = CONVENTIONS[name.lower()]
     except KeyError:
         raise UsageError(
             f"unknown convention {name!r}; expected one of {', '.join(CONVENTIONS)}"
         ) from None
+    return _on(base, target())
+
+
+@functools.cache
+def _on(base: Convention, machine: Target) -> Convention:
+    return replace(base, target=machine)
+
+
+_CHOSEN: list[Target] = []
+
+
+def target() -> Target:
+    """The target modelled: the one the edge chose (`use_target`), else this machine's
+    (IRPOOL_OV_ISA, else this CPU; irpool/cpu.py)."""
+    return _CHOSEN[-1] if _CHOSEN else cpu.this_machine()
+
+
+@contextlib.contextmanager
+def use_target(machine: Target) -> Iterator[Target]:
+    """Model `machine` in what runs inside the block (the command line does this once, with
+    the target --ov-isa or the environment names)."""
+    _CHOSEN.append(machine)
+    try:
+        yield machine
+    finally:
+        _CHOSEN.pop()

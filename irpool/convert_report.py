@@ -71,6 +71,8 @@ class NodeReport:
     """openvino's front end refuses to convert the node (its words)."""
     skipped: str | None = None
     """Why the node was not compared (it is not converted or compared at all)."""
+    notes: list[str] = field(default_factory=list)
+    """What else the report knows of the node (onnxruntime's QDQ fusion of it)."""
 
     @property
     def divergence_id(self) -> str | None:
@@ -223,6 +225,13 @@ def convert_report(
     Float means may also differ by summation-order rounding (compare.rounding_bound) unless
     `exact`."""
     openvino_rt.load()
+    # a QDQ model's pooling nodes as onnxruntime runs them (irpool/qdq.py): the group's codes
+    # in, codes out, held against the same tensors of openvino's conversion
+    from .qdq import onnxruntime_graph
+
+    original = graph
+    graph, fusions = onnxruntime_graph(graph)
+    fused = {f.node: f for f in fusions}
     pooling = select_layers(graph, infer(graph).pooling, layers)
     try:
         with refusals("openvino", graph.path):
@@ -230,7 +239,7 @@ def convert_report(
     except OracleRefused as e:
         reason = e.message.removeprefix("openvino refused the model: ").lstrip("- ").strip()
         note = f"openvino refused to convert the model: {reason}"
-        report, checked = _new_report(graph, pooling, inputs, atol, rtol, exact, True, note)
+        report, checked = _new_report(original, pooling, inputs, atol, rtol, exact, True, note)
         return _not_converted(report, checked, pooling, reason)
     by_tensor: dict[str, Any] = {}
     for op in converted.get_ordered_ops():
@@ -246,12 +255,22 @@ def convert_report(
         ]
         names = [_tensor_names(p.names) for p in pl.layer.outputs]
         outs = [_find_tensor(graph, by_tensor, n) for n in names]
+        fusion = fused.get(pl.layer.label)
+        if fusion is not None:
+            # openvino folds each Q -> DQ pair into one FakeQuantize: the codes are gone, the
+            # dequantized tensors around them stay (their codes are recovered exactly)
+            if ins and ins[0] is None and fusion.floats_in:
+                ins[0] = by_tensor.get(fusion.floats_in)
+            if outs and outs[0] is None and fusion.floats_out:
+                outs[0] = by_tensor.get(fusion.floats_out)
         nodes.append(_Node(pl, ins, outs, names))
     with refusals("openvino", graph.path):
         values = _run_converted(converted, nodes, inputs)
-    report, checked = _new_report(graph, pooling, inputs, atol, rtol, exact, not layers)
+    report, checked = _new_report(original, pooling, inputs, atol, rtol, exact, not layers)
     for node in nodes:
-        report.nodes.append(_node_report(graph, node, values, atol, rtol, exact, checked))
+        fusion = fused.get(node.pl.layer.label)
+        made = _node_report(graph, node, values, atol, rtol, exact, checked, fusion)
+        report.nodes.append(made)
     return report
 
 
@@ -369,7 +388,11 @@ def _node_report(
     rtol: float,
     exact: bool,
     checked: Mapping[str, str | None],
+    fusion: Any = None,
 ) -> NodeReport:
+    """One node: openvino's values of its outputs against its ONNX meaning on openvino's
+    input; `fusion` (irpool/qdq.py) where onnxruntime fuses the node with the QuantizeLinear
+    and DequantizeLinear around it, which then make its input and output (codes)."""
     pl, layer = node.pl, node.pl.layer
     present = [o for o in node.outputs if o is not None]
     ov_layer = (
@@ -392,20 +415,33 @@ def _node_report(
             report.same = False
             report.error = f"its input tensor {name!r} is not in openvino's converted model"
             return report
+    if fusion is not None and fusion.params and ins and ins[0] is not None:
+        ins[0] = _as_codes(ins[0], fusion.params[0], fusion.params[1])
     like = None
     if node.outputs and node.outputs[0] is not None:
         like = values[(*_key(node.outputs[0]), False)].dtype
+    lpt_codes: Array | None = None
     try:
-        used, want, x = _onnx_meaning(pl, ins, like)
+        if fusion is not None:
+            from .qdq import onnxruntime_codes
+
+            used, want, x, lpt_codes = onnxruntime_codes(pl, ins, like, _onnx_meaning)
+            report.notes.append(fusion.describe())
+        else:
+            used, want, x = _onnx_meaning(pl, ins, like)
     except IrpoolError as e:
         report.same = False
         report.error = e.message
         return report
+    first_got: Array | None = None
     for k, (name, out) in enumerate(zip(node.names, node.outputs, strict=True)):
         if out is None or k >= len(want):
             report.missing.append(name)
             continue
         got = values[(*_key(out), False)]
+        if k == 0 and fusion is not None and fusion.params:
+            got = _as_codes(got, fusion.params[2], fusion.params[3])
+            first_got = got
         expected = want[k]
         exact_k = k > 0 or expected.dtype.kind in "iu"
         allowance = None
@@ -425,14 +461,35 @@ def _node_report(
         not report.missing and all(c.passed for c in report.outputs) and report.onnxruntime is None
     )
     converted_same = not report.missing and all(c.passed for c in report.outputs)
-    if not converted_same:
+    if not converted_same and fusion is not None:
+        from .qdq import qdq_divergence
+
+        report.divergence = qdq_divergence(fusion, pl.layer, first_got, want[0], lpt_codes)
+    elif not converted_same:
         report.divergence = _divergence(pl, report.outputs, ov_layer)
         if isinstance(used, FamilyPlan) and report.divergence.startswith("no known"):
             report.divergence = _family_divergence(used, x) or report.divergence
+    if not converted_same:
         first = report.outputs[0] if report.outputs else None
         if first is not None and first.shape_ok:
-            report.cells = mismatch_cells(values[(*_key(node.outputs[0]), False)], want[0])
+            report.cells = mismatch_cells(
+                first_got if first_got is not None else values[(*_key(node.outputs[0]), False)],
+                want[0],
+            )
     return report
+
+
+def _as_codes(values: Array, scale: Array, zero_point: Array) -> Array:
+    """openvino's tensor of a fused QDQ node as the codes onnxruntime's fused node holds: a
+    dequantized float tensor's codes, or int8 codes shifted into u8 where onnxruntime runs the
+    pair in u8 (its zero point then u8)."""
+    from .qdq import to_codes
+
+    if values.dtype.kind == "f":
+        return to_codes(values, scale, zero_point, zero_point.dtype)
+    if values.dtype == np.int8 and zero_point.dtype == np.uint8:
+        return (values.astype(np.int16) + 128).astype(np.uint8)
+    return values
 
 
 def format_report(report: ConvertReport) -> str:
@@ -466,6 +523,7 @@ def format_report(report: ConvertReport) -> str:
             lines.append(f"          {n.divergence}")
         if n.onnxruntime:
             lines.append(f"          onnxruntime: {n.onnxruntime}")
+        lines.extend(f"          note: {note}" for note in n.notes)
     bad = sum(1 for n in report.nodes if not n.same and not n.skipped)
     skipped = sum(1 for n in report.nodes if n.skipped) + len(report.skipped_layers)
     lines.extend(
@@ -525,6 +583,7 @@ def to_json(report: ConvertReport) -> dict[str, Any]:
                 "skipped": n.skipped,
                 "outputs": [_output_json(c) for c in n.outputs],
                 "openvino_attributes": n.openvino_attributes,
+                "notes": n.notes,
             }
             for n in report.nodes
         ],

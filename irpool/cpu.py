@@ -22,44 +22,16 @@ import functools
 import os
 import platform
 import sys
-from dataclasses import dataclass
 
 from .errors import UsageError
-
-ISAS = ("avx512_amx", "avx512_bf16", "avx512", "avx2")
-"""The instruction sets irpool models, widest first."""
-
-TITLES = {
-    "avx512_amx": "AVX-512 with AMX",
-    "avx512_bf16": "AVX-512 with AVX512_BF16",
-    "avx512": "AVX-512",
-    "avx2": "AVX2",
-}
-
-BF16_ISAS = ("avx512_amx", "avx512_bf16")
-"""The instruction sets with AVX512_BF16: float32 -> bfloat16 by the CPU's own instruction
-(vcvtneps2bf16: nearest even, subnormals flushed to zero).  Plain AVX-512 rounds to nearest even
-in code and keeps subnormals (measured: 0x007FFFFF -> 0x0080, 0x80400000 -> 0x8040)."""
+from .target import BF16_ISAS as BF16_ISAS
+from .target import ISAS as ISAS
+from .target import TITLES as TITLES
+from .target import PluginIsa, Target, isa_named
 
 AMX_FLAGS = ("amx_tile", "amx_bf16")
 """The CPU features (Linux /proc/cpuinfo names) that make a CPU with AVX512_BF16 an AMX one
 (oneDNN's avx512_core_amx: AMX-TILE, AMX-INT8 and AMX-BF16 on top of AVX512_BF16)."""
-
-
-@dataclass(frozen=True)
-class PluginIsa:
-    name: str
-    """avx512_amx, avx512_bf16, avx512 or avx2."""
-    lanes: int
-    """float32 lanes of one vector register (16 or 8)."""
-    bf16_instructions: bool
-    """The CPU converts float32 to bfloat16 itself (AVX512_BF16)."""
-    source: str
-    """Where the choice came from: 'this CPU' or 'IRPOOL_OV_ISA'."""
-
-    @property
-    def title(self) -> str:
-        return TITLES[self.name]
 
 
 def _cpu_features() -> dict[str, bool]:
@@ -94,13 +66,33 @@ def _isa(override: str | None) -> PluginIsa:
         source = "IRPOOL_OV_ISA"
     else:
         name, source = _detected(), "this CPU"
-    return PluginIsa(name, 8 if name == "avx2" else 16, name in BF16_ISAS, source)
+    return isa_named(name, source)
 
 
 def plugin_isa() -> PluginIsa:
-    """The instruction set irpool's openvino convention models (IRPOOL_OV_ISA, else this
+    """The instruction set openvino's CPU plugin runs with here (IRPOOL_OV_ISA, else this
     CPU's)."""
     return _isa(os.environ.get("IRPOOL_OV_ISA") or None)
+
+
+def this_machine(isa: str | None = None) -> Target:
+    """The target the command line and the API model unless told otherwise: openvino's CPU
+    plugin with `isa` (the --ov-isa option) if given, else IRPOOL_OV_ISA, else this CPU's;
+    TensorFlow's oneDNN kernels as this machine (and TF_ENABLE_ONEDNN_OPTS) decide."""
+    env = os.environ
+    return _machine(isa, env.get("IRPOOL_OV_ISA") or None, env.get("TF_ENABLE_ONEDNN_OPTS"))
+
+
+@functools.cache
+def _machine(isa: str | None, ov_env: str | None, tf_env: str | None) -> Target:
+    if isa is not None:
+        name = isa.strip().lower()
+        if name not in ISAS:
+            raise UsageError(f"--ov-isa {isa!r}: expected one of {', '.join(ISAS)}")
+        chosen = isa_named(name, "--ov-isa")
+    else:
+        chosen = _isa(ov_env)
+    return Target(chosen, tf_uses_onednn("float32"), tf_uses_onednn("bfloat16"))
 
 
 TF_ONEDNN_FLAGS = ("avx512_vnni", "avx512_bf16", "avx_vnni", "amx_tile", "amx_int8", "amx_bf16")

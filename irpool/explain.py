@@ -728,13 +728,11 @@ _SHOWN_ONLY_FOR = {
 def _isa_note(p: PoolPlan) -> str:
     """What the instruction set of openvino's CPU plugin (PoolPlan.plugin_isa) decides for this
     plan: bfloat16 rounding, integers in float32, refusals."""
-    from .cpu import plugin_isa
-
-    isa = plugin_isa()
+    isa = conv.target().isa
     if isa.name == p.plugin_isa and isa.source == "this CPU":
         source = "this CPU; IRPOOL_OV_ISA names another"
     else:
-        source = "IRPOOL_OV_ISA"
+        source = "--ov-isa" if isa.source == "--ov-isa" else "IRPOOL_OV_ISA"
     parts = [f"openvino's CPU plugin as on {p.plugin_isa} ({source})"]
     if p.dtype == "bfloat16":
         if p.bf16_round == "half_up_if_odd":

@@ -13,8 +13,6 @@ import numpy as np
 
 from . import conventions as conv
 from .conventions import Convention, NanMax
-from .cpu import BF16_ISAS, tf_uses_onednn
-from .cpu import plugin_isa as _plugin_isa
 from .errors import InputError, ShapeError, SpecError
 from .model import Dim, Shape
 from .window_refusals import _avx2_integer_jit as _avx2_integer_jit
@@ -143,7 +141,8 @@ def plan(
     dtype: str | np.dtype[Any] = "float32",
 ) -> PoolPlan:
     """Resolve an op's parameters, a static input shape (N, C, *spatial) and the dtype of the
-    data into a PoolPlan.
+    data into a PoolPlan, under the convention and the target it carries (Convention.target:
+    the machine modelled, never read from the CPU here).
 
     `indices_used`: whether the model consumes a MaxPool-8/14's indices output (OpenVINO
     computes integer layers differently then, see Convention.integers_in_float32)."""
@@ -155,6 +154,8 @@ def plan(
         )
     spatial = len(input_shape) - 2
     check_params(params, spatial)
+    machine = cv.target
+    assert machine is not None  # (conventions.get gives every convention its target)
     if cv.torch_checks:
         used = params.indices and indices_used
         refused = torch_refusal(params, tuple(input_shape), cv, used)
@@ -166,7 +167,8 @@ def plan(
     # TensorFlow's Eigen cuboid kernels: SAME pads unclamped, their own NaN rule (eigen_cuboid)
     eigen = cv.eigen_cuboid and spatial == 3 and not params.indices
     dtype_name = dtype if isinstance(dtype, str) else np.dtype(dtype).name
-    eigen = eigen and all(d == 1 for d in params.dilations) and not tf_uses_onednn(dtype_name)
+    eigen = eigen and all(d == 1 for d in params.dilations)
+    eigen = eigen and not machine.tf_uses_onednn(dtype_name)
     axes = [axis_plan(params, i, n, cv, not eigen) for i, n in enumerate(sizes)]
     pads = tuple((a.pad_begin, a.pad_end) for a in axes)
     _refuse_inexpressible(params, axes, cv)
@@ -184,7 +186,7 @@ def plan(
     elif eigen and params.reduce == "max":
         nan_max = "eigen_3d"
     refusal = _negative_pads_refusal(params, sizes, pads) if mlas else None
-    isa = _plugin_isa().name if cv.cpu_plugin_kernels else None
+    isa = machine.isa.name if cv.cpu_plugin_kernels else None
     keeps_integers = params.reduce == "max" and params.indices and indices_used
     in_float32 = cv.integers_in_float32 and not keeps_integers
     in_float32 = in_float32 and _pools_integers_in_float32(tuple(input_shape), tuple(axes), isa)
@@ -201,7 +203,7 @@ def plan(
         nan_max=nan_max,
         integers_in_float32=in_float32,
         float_refusal=refusal,
-        bf16_flush=cv.cpu_plugin_kernels and isa in BF16_ISAS,
+        bf16_flush=cv.cpu_plugin_kernels and machine.isa.bf16_instructions,
         bf16_round="half_up_if_odd" if isa == "avx2" else "nearest_even",
         plugin_isa=isa,
         indices_used=indices_used,

@@ -56,6 +56,13 @@ class Fusion:
     """QLinearAveragePool, QLinearGlobalAveragePool, or `MaxPool on codes`."""
     dq: str
     q: str
+    floats_in: str = ""
+    """The DQ's output tensor (the dequantized input of the pool)."""
+    floats_out: str = ""
+    """The output tensor of the DequantizeLinear that alone reads the Q's codes, or ""."""
+    params: tuple[Any, ...] = ()
+    """(x_scale, x_zero_point, y_scale, y_zero_point) where all are constants (zero points
+    as onnxruntime holds them: u8 + 128 for an int8 pair it turned into u8), else ()."""
 
     def describe(self) -> str:
         return (
@@ -162,7 +169,7 @@ def onnxruntime_fusions(graph: Graph) -> list[tuple[Fusion, Layer, Layer, Layer]
             if _drops_max(graph, pool, dq, q):
                 found.append(
                     (
-                        Fusion(pool.label, pool.type, "MaxPool on codes", dq.label, q.label),
+                        _fusion(graph, pool, "MaxPool on codes", dq, q),
                         pool,
                         dq,
                         q,
@@ -187,8 +194,33 @@ def onnxruntime_fusions(graph: Graph) -> list[tuple[Fusion, Layer, Layer, Layer]
                 "dilations [1, ...]); expected the AveragePool without a dilations attribute",
                 pool.where(),
             )
-        found.append((Fusion(pool.label, pool.type, becomes, dq.label, q.label), pool, dq, q))
+        found.append((_fusion(graph, pool, becomes, dq, q), pool, dq, q))
     return found
+
+
+def _fusion(graph: Graph, pool: Layer, becomes: str, dq: Layer, q: Layer) -> Fusion:
+    readers = _readers(graph, q, q.outputs[0])
+    after = ""
+    if len(readers) == 1 and _onnx(readers[0][0], "DequantizeLinear"):
+        after = _name(readers[0][0].outputs[0])
+    values = [_constant(graph, la, k) for la in (dq, q) for k in (1, 2)]
+    code = np.uint8 if _code_type(graph, dq, "in") == "uint8" else np.int8
+    values = [np.zeros((), code) if v is None and k in (1, 3) else v for k, v in enumerate(values)]
+    params = tuple(values) if all(v is not None for v in values) else ()
+    return Fusion(
+        pool.label, pool.type, becomes, dq.label, q.label, _name(dq.outputs[0]), after, params
+    )
+
+
+def to_codes(values: Array, scale: Array, zero_point: Array, dtype: Any) -> Array:
+    """The codes a DequantizeLinear's float output stands for (openvino's conversion keeps
+    only the dequantized tensor of a QuantizeLinear -> DequantizeLinear pair: one
+    FakeQuantize): round(values / scale) + zero point, exact for 8-bit codes."""
+    info = np.iinfo(dtype)
+    with np.errstate(all="ignore"):
+        steps = np.rint(np.asarray(values, np.float64) / np.float64(np.asarray(scale).reshape(())))
+        codes = steps + np.asarray(zero_point).astype(np.int64).reshape(())
+    return np.clip(np.nan_to_num(codes), info.min, info.max).astype(dtype)
 
 
 def _drops_max(graph: Graph, pool: Layer, dq: Layer, q: Layer) -> bool:
@@ -372,3 +404,120 @@ def probed_onnxruntime_graph(graph: Graph) -> tuple[Graph, list[Fusion], bool]:
 
 def _u8_pairs(graph: Graph) -> set[str]:
     return {name for name in graph.initializers if name.endswith("/zero_point_u8")}
+
+
+def onnxruntime_codes(
+    pl: Any, ins: list[Array | None], like: Any, meaning: Any
+) -> tuple[Any, list[Array], Array, Array | None]:
+    """A fused node on openvino's codes (convert-report): (plan, onnxruntime's output codes,
+    the input, irpool's reading of what openvino's low-precision pooling makes of the same
+    codes or None where it is not modelled).  Where onnxruntime turned an int8 group into u8
+    (its zero point then of u8) the int8 codes are shifted by 128 on the way in and out."""
+    x = ins[0]
+    assert x is not None
+    zp = ins[2] if len(ins) > 2 else None
+    shift = x.dtype == np.int8 and zp is not None and zp.dtype == np.uint8
+    run_ins = list(ins)
+    if shift:
+        run_ins[0] = (x.astype(np.int16) + 128).astype(np.uint8)
+    used, want, _ = meaning(pl, run_ins, like)
+    if shift:
+        want = [(w.astype(np.int16) - 128).astype(np.int8) for w in want]
+    return used, want, x, _lpt_codes(pl, used, x, ins)
+
+
+def _lpt_codes(pl: Any, used: Any, x: Array, ins: list[Array | None]) -> Array | None:
+    """The codes openvino's CPU plugin computes for a QDQ group from codes `x`, as irpool reads
+    its low-precision transformations (irpool/lpt.py).  openvino's conversion (convert_model)
+    folds each QuantizeLinear -> DequantizeLinear pair into one FakeQuantize whose input and
+    output ranges are [(T_min - zp) * scale, (T_max - zp) * scale]; LPT decomposes the first
+    into codes and a dequantization, moves the dequantization after the pool, pools the codes
+    and fuses the second FakeQuantize (its input range divided by the scale, plus the shift).
+    None where irpool does not model it (ceil_mode: openvino's conversion of that pool stays in
+    float32)."""
+    from . import lpt
+    from .kernel import pool
+
+    kind = pl.layer.type
+    if kind == "QLinearAveragePool" and _int_attr(pl.layer, "ceil_mode"):
+        return None
+    if kind not in ("QLinearAveragePool", "QLinearGlobalAveragePool") or len(ins) < 4:
+        return None
+    f32 = np.float32
+    s1, s2 = (np.asarray(ins[k], dtype=f32).reshape(()) for k in (1, 3))
+    z1 = int(np.asarray(ins[2] if ins[2] is not None else 0).reshape(()))
+    z2 = int(np.asarray(ins[4] if len(ins) > 4 and ins[4] is not None else 0).reshape(()))
+    info = np.iinfo(x.dtype)
+
+    def folded(scale: Any, zp: int) -> lpt.FakeQuantizeParams:
+        lo = f32(f32(info.min - zp) * scale)
+        hi = f32(f32(info.max - zp) * scale)
+        return lpt.fq_params(256, [np.asarray(v) for v in (lo, hi, lo, hi)], x.ndim)
+
+    p_in, p_out = folded(s1, z1), folded(s2, z2)
+    d = lpt.decompose(p_in)
+    if d is None:
+        return None
+    # the FakeQuantize's step number (code - T_min), from LPT's lowest code up
+    codes = np.asarray(x.astype(np.float64) - info.min + d.lo, dtype=f32)
+    if kind == "QLinearGlobalAveragePool":
+        axes = tuple(range(2, x.ndim))
+        count = int(np.prod([x.shape[a] for a in axes]))
+        sums = np.sum(codes.astype(np.float64), axis=axes, keepdims=True)
+        means = lpt.reduce_mean_of_codes(sums, count)
+    else:
+        from .lpt_run import average_codes
+
+        floats, _ = pool(codes, used)
+        means = average_codes(codes, used, floats)
+    fused = lpt.fused_ranges(p_out, d.for_rank(x.ndim))
+    values = lpt.cpu_fake_quantize(means, fused, fused=True, fma_out=True)
+    return to_codes(values, s2, np.asarray(z2), x.dtype)
+
+
+def qdq_divergence(
+    fusion: Fusion, layer: Layer, got: Array | None, want: Array, lpt_codes: Array | None
+) -> str:
+    """The divergence row a QDQ group's differing codes fall under (D45, or D45b where the
+    include-pad padding of a zero-point group is at stake), with what irpool's reading of
+    openvino's arithmetic says of them."""
+    from .divergences import BY_ID
+
+    pads = layer.attrs.get("pads") or ()
+    padded = bool(_int_attr(layer, "count_include_pad")) and any(
+        int(v) for v in (pads if isinstance(pads, (list, tuple)) else ())
+    )
+    zero_point = bool(fusion.params) and int(np.asarray(fusion.params[1]).reshape(())) not in (
+        0,
+        128 if np.asarray(fusion.params[1]).dtype == np.uint8 else 0,
+    )
+    ceil = bool(_int_attr(layer, "ceil_mode"))
+    key = "D45b" if padded and zero_point and not ceil else "D45"
+    head = f"{key}: {BY_ID[key].title}"
+    if got is None or got.shape != want.shape:
+        return head
+    differ = got != want
+    n = int(differ.sum())
+    steps = int(np.abs(got.astype(np.int16) - want.astype(np.int16)).max())
+    up = int((got.astype(np.int16) > want.astype(np.int16))[differ].sum())
+    said = f"{head}: {n} of {got.size} codes differ (by up to {steps} step(s); openvino {up} up, "
+    said += f"{n - up} down)"
+    if lpt_codes is None:
+        return said + "; irpool does not model openvino's arithmetic for this pool"
+    lpt_miss = int((lpt_codes != got).sum())
+    if lpt_miss:
+        return (
+            f"{said}; irpool's reading of openvino's low-precision arithmetic misses {lpt_miss} "
+            f"of openvino's codes: a runtime or irpool bug"
+        )
+    return (
+        f"{said}; irpool's reading of openvino's low-precision pooling (the codes pooled, "
+        "f32(sum) * f32(1/n), the requantization a fused FakeQuantize"
+        + (", the padding code 0, which is not the zero point" if key == "D45b" else "")
+        + ") reproduces every openvino code"
+    )
+
+
+def _int_attr(layer: Layer, name: str) -> int:
+    value = layer.attrs.get(name, 0)
+    return int(value) if isinstance(value, (int, float, np.integer)) else 0

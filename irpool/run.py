@@ -26,7 +26,8 @@ from .errors import (
 from .families import FamilyPlan, int_values
 from .frontends.ir_xml import read_const as read_const
 from .geometry import PoolPlan
-from .kernel import integers_as_float32, pool
+from .kernel import integers_as_float32
+from .kernel.family import execute
 from .model import Graph, Layer, element_type_of_numpy, numpy_dtype
 from .ops import REGISTRY, Bound, bind, elements
 from .ops.folding import fold_max_pool
@@ -107,27 +108,11 @@ def run_pooling(
     indices_used: bool | None = None,
     refuse: bool = True,
 ) -> tuple[PoolPlan, list[Array]]:
-    """Run one bound pooling layer on x: its plan and outputs (values, and indices for
-    MaxPool-8/14); under another convention than the bound one if given.  Under openvino's
-    convention an array of a type the CPU plugin holds in another (i16, u16, u32, u64,
-    boolean) is pooled in that type and converted back, as the plugin does.  `refuse`: raise
-    where the runtime has no kernel for the layer (PoolPlan.runtime_refusal); off, irpool's
-    semantics are computed all the same (fixtures record them for such layers)."""
-    layer = bound.layer
-    et = _held_elsewhere(bound, x, convention)
-    if et is not None:
-        inner, held = elements.widen(x, et)
-        p, outs = run_pooling(bound, inner, limit, convention, indices_used, refuse)
-        return p, [elements.deliver(outs[0], held, et), *outs[1:]]
-    p = bound.plan(tuple(x.shape), x.dtype, convention, indices_used)
-    if refuse and p.runtime_refusal is not None:
-        raise SpecError(p.runtime_refusal, layer.where())
-    check_elements(p.output_shape, f'output of "{layer.label}"', limit, layer.where())
-    try:
-        values, indices = pool(x, p)
-    except IrpoolError as e:
-        raise e.at(layer.where()) from None
-    return p, [values] + ([indices] if indices is not None else [])
+    """Run one bound windowed pooling layer on x (`run_layer`): its PoolPlan and outputs
+    (values, and indices for MaxPool-8/14)."""
+    p, outs = run_layer(bound, [x], limit, convention, indices_used, refuse)
+    assert isinstance(p, PoolPlan)
+    return p, outs
 
 
 def run_family(
@@ -137,18 +122,76 @@ def run_family(
     convention: str | None = None,
     indices_used: bool | None = None,
 ) -> tuple[FamilyPlan, list[Array]]:
-    """Run one bound layer of a pooling family on its inputs (in order; None where an optional
-    one is missing): its plan and outputs.  The integer values of its value inputs (an
-    adaptive pool's size, ...) come from `ins` where given, else from the file's constants."""
-    from .kernel.family import execute
+    """Run one bound layer of a pooling family on its inputs (`run_layer`): its FamilyPlan and
+    outputs."""
+    p, outs = run_layer(bound, ins, limit, convention, indices_used)
+    assert isinstance(p, FamilyPlan)
+    return p, outs
 
+
+def run_layer(
+    bound: Bound,
+    ins: list[Array | None],
+    limit: int | None = None,
+    convention: str | None = None,
+    indices_used: bool | None = None,
+    refuse: bool = True,
+) -> tuple[PoolPlan | FamilyPlan, list[Array]]:
+    """Run one bound pooling layer of any family on its inputs (in order; None where an
+    optional one is missing): its plan and outputs, the kernel looked up in the kernel table;
+    under another convention than the bound one if given.  Under openvino's convention an array
+    of a type the CPU plugin holds in another (i16, u16, u32, u64, boolean) is pooled in that
+    type and converted back, as the plugin does.  The integer values of a family's value inputs
+    (an adaptive pool's size, ...) come from `ins` where given, else from the file's constants.
+    `refuse`: raise where the runtime has no kernel for a windowed layer
+    (PoolPlan.runtime_refusal); off, irpool's semantics are computed all the same (fixtures
+    record them for such layers)."""
     layer = bound.layer
-    family = bound.family
-    assert family is not None
     x = ins[0] if ins else None
     if x is None:
         raise UsageError(f"{layer.type} has no data input", layer.where())
-    for k in family.data_inputs[1:]:
+    _check_data_inputs(bound, ins)
+    et = _held_elsewhere(bound, x, convention)
+    if et is not None:
+        inner, held = elements.widen(x, et)
+        p, outs = run_layer(bound, [inner, *ins[1:]], limit, convention, indices_used, refuse)
+        return p, [elements.deliver(outs[0], held, et), *outs[1:]]
+    p = _plan(bound, ins, x, convention, indices_used)
+    refusal = getattr(p, "runtime_refusal", None)
+    if refuse and refusal is not None:
+        raise SpecError(refusal, layer.where())
+    check_elements(p.output_shape, f'output of "{layer.label}"', limit, layer.where())
+    try:
+        outs = execute(p, ins)
+    except IrpoolError as e:
+        raise e.at(layer.where()) from None
+    return p, outs
+
+
+def _plan(
+    bound: Bound,
+    ins: list[Array | None],
+    x: Array,
+    convention: str | None,
+    indices_used: bool | None,
+) -> PoolPlan | FamilyPlan:
+    """The layer's plan for its data x (a family's value inputs read from `ins`)."""
+    family = bound.family
+    if family is None:
+        return bound.plan(tuple(x.shape), x.dtype, convention, indices_used)
+    given = {}
+    for k in family.value_inputs:
+        value = int_values(ins[k]) if k < len(ins) else None
+        if value is not None:
+            given[k] = value
+    return bound.family_plan(tuple(x.shape), x.dtype, convention, given, indices_used)
+
+
+def _check_data_inputs(bound: Bound, ins: list[Array | None]) -> None:
+    """Every tensor input the kernel takes is there (a family's computed inputs)."""
+    layer = bound.layer
+    family = bound.family
+    for k in family.data_inputs[1:] if family is not None else ():
         if k >= len(ins) or ins[k] is None:
             name = (
                 layer.inputs[k].names[0]
@@ -160,23 +203,6 @@ def run_family(
                 "constant: give it as -i NAME=FILE, or run the whole model",
                 layer.where(),
             )
-    et = _held_elsewhere(bound, x, convention)
-    if et is not None:
-        inner, held = elements.widen(x, et)
-        p, outs = run_family(bound, [inner, *ins[1:]], limit, convention, indices_used)
-        return p, [elements.deliver(outs[0], held, et), *outs[1:]]
-    given = {}
-    for k in family.value_inputs:
-        value = int_values(ins[k]) if k < len(ins) else None
-        if value is not None:
-            given[k] = value
-    p = bound.family_plan(tuple(x.shape), x.dtype, convention, given, indices_used)
-    check_elements(p.output_shape, f'output of "{layer.label}"', limit, layer.where())
-    try:
-        outs = execute(p, ins)
-    except IrpoolError as e:
-        raise e.at(layer.where()) from None
-    return p, outs
 
 
 def _held_elsewhere(bound: Bound, x: Array, convention: str | None) -> str | None:

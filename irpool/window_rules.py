@@ -390,7 +390,7 @@ class PoolPlan(Plan):
     is odd, so an even one is truncated; subnormals kept, no NaN case; measured)."""
     plugin_isa: str | None = None
     """The instruction set of openvino's CPU plugin the plan models (avx512_amx, avx512_bf16,
-    avx512, avx2: irpool.cpu.plugin_isa() when the plan is built); None for other
+    avx512, avx2: the target its convention carries, Convention.target); None for other
     conventions."""
     runtime_refusal: str | None = None
     """Why the runtime has no kernel for this layer on data of this plan's dtype (openvino's CPU

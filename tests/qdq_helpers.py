@@ -96,3 +96,25 @@ def inputs(shape: tuple[int, ...], scale: float, seed: int = 0) -> np.ndarray:
     k = flat.size // 8
     flat[:k] = (rng.integers(-100, 100, k) + 0.5).astype(np.float32) * np.float32(scale)
     return x
+
+
+def exact_inputs(
+    shape: tuple[int, ...], scale: float, zero_point: int, dtype: Any, seed: int = 0
+) -> np.ndarray:
+    """Float inputs that are codes times the scale, (c - zp) * scale: both runtimes' first
+    quantizer gives back c, so what differs after it belongs to the pool."""
+    info = np.iinfo(dtype)
+    rng = np.random.default_rng(seed)
+    codes = rng.integers(info.min, info.max + 1, shape)
+    return ((codes - zero_point) * np.float32(scale)).astype(np.float32)
+
+
+def openvino_outputs(path: str, x: np.ndarray) -> np.ndarray:
+    """openvino's output of the converted model as it stands (no probe), f32 precision."""
+    import openvino
+
+    core = openvino.Core()
+    compiled = core.compile_model(
+        openvino.convert_model(path), "CPU", {"INFERENCE_PRECISION_HINT": "f32"}
+    )
+    return np.asarray(compiled({"x": x})[0])

@@ -70,12 +70,45 @@ def test_windowed(tmp_path: Path, op: str, path_setting: str) -> None:
         assert f.path == "numpy" and [la.path for la in f.layers] == ["numpy"]
 
 
-def test_f16_net_runs_on_the_interpreter(tmp_path: Path) -> None:
-    """An f16 input is pooled in float32 by the plugin (run's conversions): same bits."""
-    x = random_values(np.random.default_rng(4), (1, 4, 9, 10)).astype(np.float16)
-    path = save(_windowed_net("AvgPool", [1, 4, 9, 10], "f16"), tmp_path)
-    f = _same_as_run(path, x)
-    assert [la.path for la in f.layers] == ["interpreted"]
+def _half_values(rng: np.random.Generator, shape: tuple[int, ...]) -> Any:
+    """float16 values of all magnitudes with NaN, +-inf, -0, subnormals and the largest
+    finite values mixed in."""
+    x = random_values(rng, shape).astype(np.float16)
+    specials = np.array(
+        [np.nan, np.inf, -np.inf, -0.0, 0.0, 6e-8, -6e-8, 3e-5, -1e-6, 65504.0, -65504.0],
+        dtype=np.float16,
+    )
+    where = rng.random(shape) < 0.25
+    x[where] = rng.choice(specials, int(where.sum()))
+    return x
+
+
+@pytest.mark.parametrize("op", ["AvgPool", "MaxPool"])
+@pytest.mark.parametrize("path_setting", ["numpy", "auto"])
+def test_f16_layer_runs_its_prepared_plan(tmp_path: Path, op: str, path_setting: str) -> None:
+    """A one-layer f16 net (the plugin widens to float32, pools, rounds at the Result) runs
+    the plan for f16 data, as compile_pool does: the same bits as irpool.run."""
+    x = _half_values(np.random.default_rng(4), (1, 4, 9, 10))
+    path = save(_windowed_net(op, [1, 4, 9, 10], "f16"), tmp_path)
+    f = _same_as_run(path, x, path=path_setting)
+    assert [la.path for la in f.layers] != ["interpreted"]
+    if path_setting == "numpy":
+        assert [la.path for la in f.layers] == ["numpy"]
+
+
+def test_f16_layer_read_by_another_layer_stays_interpreted(tmp_path: Path) -> None:
+    """An f16 pool whose output a second pool reads (held in float32 between them, not
+    rounded): the interpreter's steps, the same bits."""
+    net = NetBuilder("two")
+    x = net.parameter("x", [1, 3, 9, 9], "f16")
+    attrs = {"kernel": "3,3", "strides": "1,1", "pads_begin": "0,0", "pads_end": "0,0"}
+    attrs["exclude-pad"] = "true"
+    a = net.op("AvgPool", "opset1", "a", attrs, [x], [([1, 3, 7, 7], "f16")])
+    b = net.op("AvgPool", "opset1", "b", attrs, [a[0]], [([1, 3, 5, 5], "f16")])
+    net.result("values", b[0])
+    path = save(net, tmp_path)
+    f = _same_as_run(path, _half_values(np.random.default_rng(5), (1, 3, 9, 9)))
+    assert [la.path for la in f.layers] == ["interpreted", "interpreted"]
 
 
 def test_chain_with_glue(tmp_path: Path) -> None:
@@ -220,3 +253,39 @@ def test_a_chain_of_kernels_runs_on_arrays(tmp_path: Path) -> None:
     f = _same_as_run(path, x_in, threads=1)
     program = f._last[1] if f._last else None
     assert program is not None and program.arrays is not None
+
+
+@pytest.mark.parametrize("element_type", ["i8", "u8", "i32"])
+@pytest.mark.parametrize("kind", ["mean", "max", "l2"])
+def test_integer_reductions(tmp_path: Path, element_type: str, kind: str) -> None:
+    """An integer reduction over H, W of a plain integer input: the compiled kernel (the
+    plugin's integer stores), bit for bit irpool.run's."""
+    dtype = {"i8": np.int8, "u8": np.uint8, "i32": np.int32}[element_type]
+    info = np.iinfo(dtype)
+    rng = np.random.default_rng(13)
+    x = (rng.standard_normal((1, 20, 7, 7)) * 200).clip(info.min, info.max).astype(dtype)
+    path = save(reduce_net(kind, (1, 20, 7, 7), [2, 3], True, element_type), tmp_path)
+    f = _same_as_run(path, x, threads=1)
+    assert [la.path for la in f.layers] == ["compiled"], f.why
+
+
+def test_a_maxpool_8_whose_indices_nothing_reads(tmp_path: Path) -> None:
+    """MaxPool-8 with its indices output unread: compile_model computes the values alone,
+    bit for bit irpool.run's (NaN, zeros of both signs, infinities)."""
+    net = NetBuilder("mp8")
+    x = net.parameter("x", [1, 6, 9, 9])
+    attrs = {
+        "kernel": "3,3",
+        "strides": "2,2",
+        "dilations": "1,1",
+        "pads_begin": "1,1",
+        "pads_end": "1,1",
+        "index_element_type": "i64",
+    }
+    out = [1, 6, 5, 5]
+    outs = net.op("MaxPool", "opset8", "pool", attrs, [x], [(out, "f32"), (out, "i64")])
+    net.result("values", outs[0])
+    path = save(net, tmp_path)
+    x_in = random_values(np.random.default_rng(14), (1, 6, 9, 9), special=True)
+    f = _same_as_run(path, x_in, threads=1)
+    assert f.outputs == ["values"] and [la.path for la in f.layers] == ["compiled"]

@@ -13,7 +13,15 @@ from typing import Any
 
 import numpy as np
 import pytest
-from qdq_helpers import inputs, node_types, onnxruntime_outputs, qdq_model, save
+from qdq_helpers import (
+    exact_inputs,
+    inputs,
+    node_types,
+    onnxruntime_outputs,
+    openvino_outputs,
+    qdq_model,
+    save,
+)
 
 import irpool.api as api
 from irpool.errors import IrpoolError
@@ -251,3 +259,71 @@ def test_compare_checks_the_fused_nodes(
     assert report.probe.moved == int((plain != probed).sum())
     if dtype == np.int8 and op == AP:
         assert report.probe.moved > 0
+
+
+def _convert_case(tmp_path: Path, case: tuple[Any, ...], seed: int) -> tuple[int, int, str]:
+    """convert-report's verdict on one QDQ model against openvino's and onnxruntime's real
+    outputs (no probe): (codes that differ, codes, the divergence id or "")."""
+    from irpool.qdq import to_codes
+
+    op, attrs, dtype, scales, zps, opset = case
+    path = save(
+        qdq_model(op, attrs, dtype, scales, zps, opset, shape=(2, 3, 9, 9)), tmp_path / "v.onnx"
+    )
+    x = exact_inputs((2, 3, 9, 9), scales[0], zps[0], dtype, seed)
+    if not onnxruntime_graph(load(path))[1]:
+        # not fused by onnxruntime: the pool is compared as a float node; the codes after it
+        # are the QuantizeLinear's (x / s in onnxruntime, x * (1/s) in openvino), not the pool's
+        report = api.convert_report(path, {"x": x})
+        assert report.nodes[0].divergence is None or not report.nodes[0].divergence.startswith(
+            "D45"
+        )
+        return 0, 0, "float"
+    zp_out = np.asarray(zps[1], dtype)
+    ours = to_codes(onnxruntime_outputs(path, x)[0], scales[1], zp_out, dtype)
+    theirs = to_codes(openvino_outputs(path, x), scales[1], zp_out, dtype)
+    differ = int((ours != theirs).sum())
+    report = api.convert_report(path, {"x": x})
+    (node,) = report.nodes
+    assert node.outputs[0].mismatches == differ, (node.divergence, differ)
+    assert node.same == (differ == 0)
+    if differ:
+        assert node.divergence is not None and node.divergence.startswith("D45")
+        if op == AP and not attrs.get("ceil_mode"):
+            assert "reproduces every openvino code" in node.divergence, node.divergence
+        return differ, ours.size, node.divergence_id or ""
+    return 0, ours.size, ""
+
+
+CONVERT_QUICK = [
+    (AP, {"kernel_shape": [2, 2], "strides": [2, 2]}, np.uint8, (0.05, 0.075), (0, 10), 13),
+    (
+        AP,
+        {"kernel_shape": [3, 3], "pads": [1, 1, 1, 1], "count_include_pad": 1},
+        np.int8,
+        (0.1, 0.04),
+        (-3, 7),
+        13,
+    ),
+    ("MaxPool", {"kernel_shape": [3, 3], "pads": [1, 1, 1, 1]}, np.int8, (0.05, 0.05), (4, 4), 13),
+]
+
+
+@pytest.mark.parametrize("case", CONVERT_QUICK, ids=["k2s2-u8", "include-pad-i8-zp", "max-i8"])
+def test_convert_report_names_what_openvino_really_computes(
+    ov: ModuleType, ort: ModuleType, tmp_path: Path, case: tuple[Any, ...]
+) -> None:
+    differ, _, key = _convert_case(tmp_path, case, seed=5)
+    if case[1].get("count_include_pad"):
+        assert key == "D45b" and differ > 0
+
+
+@pytest.mark.slow
+def test_convert_report_grid(ov: ModuleType, ort: ModuleType, tmp_path: Path) -> None:
+    found: dict[str, int] = {}
+    for k, case in enumerate(_grid()):
+        if case[0] == "MaxPool" and case[5] < 12:
+            continue
+        _, _, key = _convert_case(tmp_path, case, seed=k)  # 108 models: 24 differ (D45, D45b)
+        found[key] = found.get(key, 0) + 1
+    assert found.get("D45", 0) > 0 and found.get("D45b", 0) > 0

@@ -578,6 +578,25 @@ TABLE: tuple[Divergence, ...] = (
         "plugin), 44 (folding); QLinearAveragePool y_scale 0 or NaN: the type's minimum",
     ),
     Divergence(
+        "D45",
+        "a QDQ average pool: OpenVINO's low-precision pooling vs onnxruntime's QLinearAveragePool",
+        "OpenVINO's conversion vs onnxruntime",
+        "DequantizeLinear -> AveragePool -> QuantizeLinear: onnxruntime fuses it into "
+        "QLinearAveragePool (float mean of the dequantized values / y_scale + zp, half to "
+        "even); OpenVINO's LPT pools the codes (f32(sum) * f32(1/n)) and fuses the "
+        "requantization (x * isc + ish, one fma): 37 of 4,908 codes in 20 of 84 QDQ average "
+        "pools differ by one step (openvino 2026.4.1, onnxruntime 1.32); irpool's reading of "
+        "LPT reproduces every openvino code (ceil_mode aside, which openvino keeps in float32)",
+    ),
+    Divergence(
+        "D45b",
+        "a QDQ average pool with count_include_pad and a zero point: OpenVINO pads with code 0",
+        "OpenVINO's conversion vs onnxruntime",
+        "LPT pools the codes, and a padded tap counts code 0, which stands for -zp * scale "
+        "instead of 0.0 (onnxruntime's QLinearAveragePool pads with the real 0): i8 codes with "
+        "zero points -3/7, k3 p1: 192 of 486 codes differ, by up to 174 steps",
+    ),
+    Divergence(
         "empty-windows",
         "the value of a window with no tap in the input",
         f"{OV} vs {ORT_TORCH}",

@@ -662,8 +662,6 @@ class _OnnxWork(_Work):
 
 def machine() -> dict[str, str]:
     """The CPU and the instruction set openvino's plugin runs with, as a bug report gives them."""
-    from ..cpu import plugin_isa
-
     cpu = platform.processor() or platform.machine()
     try:
         with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as handle:
@@ -673,7 +671,7 @@ def machine() -> dict[str, str]:
                     break
     except OSError:
         pass
-    isa = plugin_isa()
+    isa = conventions.target().isa
     return {
         "cpu": cpu,
         "isa": isa.title,

@@ -9,8 +9,8 @@ because a float sum's value depends on it (measured, docs/semantics.md "Reductio
 * `ov_jit` (openvino's CPU plugin, planar layout): the input viewed as (B, C, D, H, W); when W
   is reduced the elements of each output come in contiguous chunks (W, or H*W with H reduced),
   each folded by as many float32 lanes as the plugin's vector holds (16 with AVX-512, 8 with
-  AVX2: irpool.cpu), the lanes combined by a fixed tree, the tree combined with the running
-  value, the chunk's remaining elements one by one; otherwise one sequential fold.
+  AVX2: the convention's target), the lanes combined by a fixed tree, the tree combined with
+  the running value, the chunk's remaining elements one by one; otherwise one sequential fold.
   Max is the x86 MAXPS fold from the lowest float (a NaN survives only as the last element of
   its fold: D17).  Mean divides once by the count; L2 squares (no FMA) and takes the root.
   Integers are folded in float32 and the running value is stored into the integer output
@@ -34,10 +34,10 @@ import numpy as np
 
 from ..conventions import Convention
 from ..conventions import get as get_convention
-from ..cpu import TITLES, plugin_isa
 from ..errors import ShapeError, SpecError
 from ..geometry import FLOAT_DTYPES, INT_DTYPES, Bf16Round
 from ..model import Dim, Shape
+from ..target import TITLES
 from . import F32_EPS, Array, Explained, Family, FamilyParams, FamilyPlan, Values, plan_head
 
 if TYPE_CHECKING:
@@ -106,7 +106,7 @@ class ReducePlan(Schedule, FamilyPlan):
     """Integer data: folded in float32, the running value stored into the integer output
     after every kernel call (openvino)."""
     plugin_isa: str = ""
-    """openvino: the instruction set the plan models (irpool.cpu: avx512_amx, avx512_bf16,
+    """openvino: the instruction set the plan models (Convention.target: avx512_amx, avx512_bf16,
     avx512, avx2)."""
     u8_vector_packs: bool = False
     """openvino, u8 output: the vector store packs like the scalar store (packusdw, packuswb:
@@ -347,7 +347,8 @@ class Reduction(Family):
             )
         order: Order = rules.order
         schedule = None
-        isa = plugin_isa() if convention.cpu_plugin_kernels else None
+        machine = get_convention(convention).target  # (the target the convention carries)
+        isa = machine.isa if convention.cpu_plugin_kernels and machine is not None else None
         # AVX2 (measured here): 8 lanes, u8 vector stores pack, bfloat16 through the Convert
         avx2 = isa is not None and isa.name == "avx2"
         if order == "ov_jit":

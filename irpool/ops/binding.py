@@ -137,7 +137,7 @@ class Bound:
         cv = self.convention if convention is None else conv.get(convention)
         name = _dtype_name(dtype)
         params = self.family_params(len(input_shape), given, indices_used)
-        key = ("plan", tuple(input_shape), name, cv.name, params)
+        key = ("plan", tuple(input_shape), name, cv.name, cv.target, params)
 
         def make() -> FamilyPlan:
             if cv.name not in (*family.conventions, "openvino", "onnx", "torch"):
@@ -221,7 +221,7 @@ class Bound:
         cv = self.convention if convention is None else conv.get(convention)
         name = _dtype_name(dtype)
         used = self.indices_used if indices_used is None else indices_used
-        key = (tuple(input_shape), name, cv.name, used)
+        key = (tuple(input_shape), name, cv.name, cv.target, used)
 
         def make() -> PoolPlan:
             shape = tuple(int(n) for n in self._nchw(tuple(input_shape)))

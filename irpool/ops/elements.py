@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from ..conventions import target
 from ..kernel.halves import f32_to_bf16_half_up_if_odd
 from ..model import numpy_dtype
 
@@ -159,29 +160,25 @@ def bf16_rne(x: Array) -> Array:
 
 def bf16_held_in_f32() -> bool:
     """Whether the plugin holds a bfloat16 tensor made inside a net in float32, as it holds
-    f16 (irpool.cpu.plugin_isa() is avx2: no bfloat16 kernels).  Then a Convert to bf16 rounds
+    f16 (the target's instruction set is avx2: no bfloat16 kernels).  Then a Convert to bf16 rounds
     nothing, a bfloat16 layer computes in float32 and keeps its result so, and only a Result
     rounds to bfloat16 (`bf16_from_f32`); a bf16 Parameter is physically bfloat16 (measured
     with openvino 2026.4.1 on an AVX2 CPU: i64 -> Convert bf16 -> Convert f64 gives 257.0 for
     257, f32 -> Convert bf16 -> AvgPool averages the unrounded values)."""
-    from ..cpu import plugin_isa
-
-    return plugin_isa().name == "avx2"
+    return target().isa.name == "avx2"
 
 
 def bf16_from_f32(x: Array) -> Array:
     """float32 -> bfloat16 as the plugin's jit converts on this machine's instruction set
-    (irpool.cpu.plugin_isa()): with AVX512_BF16 `bf16_rne_flush`; with AVX-512 without it
+    (conventions.target()): with AVX512_BF16 `bf16_rne_flush`; with AVX-512 without it
     `bf16_rne` (subnormals kept, measured); with AVX2 only (a Result of a
     bf16 tensor held in float32, see `bf16_held_in_f32`) as ov::bfloat16 rounds,
     `bf16_odd_round` without a NaN case (0x3F80C000 -> 0x3F80, 0x3F818000 -> 0x3F82, 1e-40
     kept, 0x7FFFFFFF -> 0x8000, 0x7F800001 -> infinity; measured with openvino 2026.4.1 on an
     AVX2 CPU)."""
-    from ..cpu import plugin_isa
-
     if bf16_held_in_f32():
         return bf16_odd_round(x, quiet_nan=False)
-    if not plugin_isa().bf16_instructions:
+    if not target().isa.bf16_instructions:
         return bf16_rne(x)
     return bf16_rne_flush(x)
 
