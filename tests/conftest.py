@@ -4,9 +4,12 @@
 from __future__ import annotations
 
 import importlib
+import io
+import logging
 import os
 import subprocess
 import sys
+import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 from types import ModuleType
@@ -61,19 +64,79 @@ def irpool(
     env: Mapping[str, str] | None = None,
     input: str | None = None,
     timeout: float | None = None,
+    process: bool = False,
 ) -> subprocess.CompletedProcess[str]:
-    """`python -m irpool ARGS` in a subprocess (in ROOT unless `cwd` is given), with `env` as
-    its whole environment when given and `input` on its stdin; stdout and stderr captured as
-    text."""
-    return subprocess.run(
-        [sys.executable, "-m", "irpool", *args],
-        capture_output=True,
-        text=True,
-        cwd=cwd,
-        env=env,
-        input=input,
-        timeout=timeout,
-    )
+    """`irpool ARGS` (in ROOT unless `cwd` is given), with `input` on its stdin; its exit code,
+    stdout and stderr as text (newlines translated as subprocess's text mode translates them).
+
+    It runs in this process (irpool.cli.main, with file descriptors 0-2 and sys.stdin/stdout/
+    stderr pointed at files of its own, so what a runtime's C++ code writes is captured too):
+    a `python -m irpool` subprocess costs 0.5-1 s of CPU in start-up and imports. With `env`
+    (its whole environment), `timeout`, or process=True, it is a real `python -m irpool`
+    subprocess: where the environment, a hang or the process itself is under test."""
+    if process or env is not None or timeout is not None:
+        return subprocess.run(
+            [sys.executable, "-m", "irpool", *args],
+            capture_output=True,
+            text=True,
+            cwd=cwd,
+            env=env,
+            input=input,
+            timeout=timeout,
+        )
+    return _in_process(list(args), Path(cwd), input)
+
+
+def _in_process(args: list[str], cwd: Path, input: str | None) -> subprocess.CompletedProcess[str]:
+    from irpool.cli import main
+
+    def text(f: Any) -> str:
+        f.seek(0)
+        raw: bytes = f.read()
+        return raw.decode("utf-8", "replace").replace("\r\n", "\n").replace("\r", "\n")
+
+    with (
+        tempfile.TemporaryFile() as stdin,
+        tempfile.TemporaryFile() as out,
+        tempfile.TemporaryFile() as err,
+    ):
+        stdin.write((input or "").encode())
+        stdin.seek(0)
+        saved = (sys.stdin, sys.stdout, sys.stderr)
+        for stream in saved[1:]:
+            stream.flush()
+        saved_fds = [os.dup(fd) for fd in (0, 1, 2)]
+        here = os.getcwd()
+        streams: list[Any] = []
+        # as in a new process, the root logger has no handlers (pytest's are put back after):
+        # a warning goes through logging's last resort to the command's stderr
+        root = logging.getLogger()
+        handlers = root.handlers[:]
+        root.handlers.clear()
+        try:
+            for fd, f in zip((0, 1, 2), (stdin, out, err), strict=True):
+                os.dup2(f.fileno(), fd)
+            streams = [
+                io.TextIOWrapper(io.FileIO(0, "r", closefd=False), encoding="utf-8"),
+                io.TextIOWrapper(io.FileIO(1, "w", closefd=False), "utf-8", write_through=True),
+                io.TextIOWrapper(io.FileIO(2, "w", closefd=False), "utf-8", write_through=True),
+            ]
+            sys.stdin, sys.stdout, sys.stderr = streams
+            os.chdir(cwd)
+            try:
+                code = main(args)
+            except SystemExit as e:  # argparse's --help and --version
+                code = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
+        finally:
+            root.handlers[:] = handlers
+            os.chdir(here)
+            for stream in streams:
+                stream.close()  # flushed; the descriptors stay open (closefd=False)
+            sys.stdin, sys.stdout, sys.stderr = saved
+            for fd, copy in zip((0, 1, 2), saved_fds, strict=True):
+                os.dup2(copy, fd)
+                os.close(copy)
+        return subprocess.CompletedProcess(["irpool", *args], code, text(out), text(err))
 
 
 def maxpool_chain(n: int) -> str:
@@ -144,6 +207,18 @@ def tf() -> ModuleType:
 
     module: ModuleType = tensorflow_rt.load()
     return module
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """openvino's converter (convert_model) sends usage telemetry, each event from a forked
+    process that tries the network: about seven forks of the whole test process per conversion,
+    which cost more CPU than the conversions themselves (measured: 420 s of child CPU in one
+    default run). The tests send none; CI=true turns it off too, as .ci/run's environment does."""
+    try:
+        from openvino_telemetry.backend import backend_ga4
+    except ImportError:
+        return
+    backend_ga4.GA4Backend.send = lambda self, message: None  # type: ignore[method-assign]
 
 
 settings.register_profile(

@@ -1,5 +1,6 @@
-"""The command-line contract (docs/cli.md, docs/security.md), line by line, against the installed `irpool` command (a subprocess each time):
-exit codes, the single stderr line naming file and line, no traceback, nothing opened that a
+"""The command-line contract (docs/cli.md, docs/security.md), line by line, against
+irpool.cli.main run in the test process, and against the real `irpool` process wherever memory,
+time, the environment or the process itself is measured: exit codes, the single stderr line naming file and line, no traceback, nothing opened that a
 file names, nothing written that should not be, limits enforced before allocating."""
 
 from __future__ import annotations
@@ -72,9 +73,22 @@ runpy.run_module("irpool", run_name="__main__", alter_sys=True)
 
 
 def cli(
-    *args: str, timeout: float = 60, cwd: Path = ROOT, env: dict[str, str] | None = None
+    *args: str,
+    timeout: float | None = None,
+    cwd: Path = ROOT,
+    env: dict[str, str] | None = None,
+    process: bool = False,
 ) -> Outcome:
+    """The command's outcome. A real `irpool` process (under a 60 s timeout unless `timeout`
+    says otherwise) with `process`, `timeout` or `env` given: where its memory, its time or its
+    environment is measured. Otherwise irpool.cli.main in this process (conftest.irpool), which
+    gives the same exit code and output at a fraction of a process's start-up; its peak_mb is
+    NaN, so that a memory bound asserted on it fails."""
     started = time.monotonic()
+    if not (process or env is not None or timeout is not None):
+        done = irpool(*args, cwd=cwd)
+        seconds = time.monotonic() - started
+        return Outcome(done.returncode, done.stdout, done.stderr, seconds, float("nan"))
     with tempfile.TemporaryDirectory() as tmp:
         report = Path(tmp) / "peak"
         out = subprocess.run(
@@ -83,7 +97,7 @@ def cli(
             text=True,
             cwd=cwd,
             env=None if env is None else {**os.environ, **env},
-            timeout=timeout,
+            timeout=60 if timeout is None else timeout,
         )
         peak = int(report.read_text()) / 1024 if report.exists() else float("nan")
     return Outcome(out.returncode, out.stdout, out.stderr, time.monotonic() - started, peak)
@@ -439,7 +453,7 @@ def test_every_openvino_element_type_is_read(tmp_path: Path) -> None:
 # -- arrays ------------------------------------------------------------------------------------
 
 
-def _run(tmp_path: Path, array_file: Path, *extra: str) -> Outcome:
+def _run(tmp_path: Path, array_file: Path, *extra: str, process: bool = False) -> Outcome:
     return cli(
         "run",
         str(write(tmp_path, GOOD)),
@@ -448,6 +462,7 @@ def _run(tmp_path: Path, array_file: Path, *extra: str) -> Outcome:
         "-o",
         str(tmp_path / "out.npz"),
         *extra,
+        process=process,
     )
 
 
@@ -466,7 +481,7 @@ def test_pickled_truncated_and_oversized_arrays(tmp_path: Path) -> None:
     with open(huge, "wb") as handle:
         np.lib.format.write_array_header_1_0(handle, header)
         handle.write(b"\0" * 64)
-    o = _run(tmp_path, huge)
+    o = _run(tmp_path, huge, process=True)
     assert_refused(o, "1000000000000 elements", "--max-elements")
     assert o.peak_mb < 600
     assert not (tmp_path / "out.npz").exists()
@@ -474,7 +489,7 @@ def test_pickled_truncated_and_oversized_arrays(tmp_path: Path) -> None:
 
 def test_huge_declared_output_is_refused_before_allocating(tmp_path: Path) -> None:
     text = GOOD.replace('shape="1,1,4,4"', 'shape="1,1000000,1000,1000"')
-    o = cli("run", str(write(tmp_path, text)), "-o", str(tmp_path / "o.npz"))
+    o = cli("run", str(write(tmp_path, text)), "-o", str(tmp_path / "o.npz"), process=True)
     assert_refused(o, "elements")
     assert o.peak_mb < 600
 
@@ -510,7 +525,7 @@ def test_npz_members_are_streamed_and_exact(tmp_path: Path) -> None:
     with zipfile.ZipFile(bomb, "w", zipfile.ZIP_DEFLATED) as archive:
         archive.writestr("x.npy", header.getvalue() + bytes(200 * 1024 * 1024))
     assert bomb.stat().st_size < 1024 * 1024
-    o = _run(tmp_path, bomb)
+    o = _run(tmp_path, bomb, process=True)
     assert_refused(o, "bytes follow the array data", where=str(bomb))
     assert o.peak_mb < 600
     empty = tmp_path / "e.npz"

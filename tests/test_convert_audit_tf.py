@@ -147,7 +147,16 @@ def test_the_measured_divergences_are_the_truth(tf_models: dict[str, Model]) -> 
     assert not wrong, f"TensorFlow and openvino now disagree otherwise on {wrong}"
 
 
-@pytest.mark.parametrize("key", sorted(EXPECTED))
+QUICK = ("keras", "saved_model", "argmax")
+"""The models of the default run (each report costs seconds of TensorFlow): the Keras and
+SavedModel routes and one divergence (D36); the other models are slow (D38 is checked by
+default on the IR, test_global_max_ir_layer_against_tensorflow)."""
+
+
+@pytest.mark.parametrize(
+    "key",
+    [pytest.param(k, marks=[] if k in QUICK else [pytest.mark.slow]) for k in sorted(EXPECTED)],
+)
 def test_convert_report_exits_1_exactly_when_the_conversion_differs(
     key: str, tf_models: dict[str, Model], capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -165,6 +174,7 @@ def test_convert_report_exits_1_exactly_when_the_conversion_differs(
     assert all(op["openvino_layers"] for op in report["ops"])
 
 
+@pytest.mark.slow  # the same Keras model's report as test_convert_report_exits_1...[keras]
 def test_keras_ops_are_named_and_found(
     tf_models: dict[str, Model], capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -328,6 +338,7 @@ def test_tf_3d_pools_match_tensorflow_bit_for_bit(tf: ModuleType) -> None:
     assert not failures, f"{len(failures)} of 400:\n" + "\n".join(failures[:10])
 
 
+@pytest.mark.slow  # a second TensorFlow process
 def test_tf_3d_pools_under_the_other_onednn_setting(tf: ModuleType) -> None:
     """The same comparison in a TensorFlow started with TF_ENABLE_ONEDNN_OPTS flipped, so both
     of its 3-D kernels (oneDNN, Eigen's cuboid pooling) are held to the truth on any machine."""

@@ -115,6 +115,15 @@ CASES: dict[str, Case] = {
 }
 SCRIPTED = ("avg2d_ceil_pad", "avg1d_ceil_pad", "functional", "net")
 """The cases also saved as TorchScript (torch.jit.trace + torch.jit.save)."""
+QUICK = ("avg2d_ceil_pad", "avg3d_ceil_pad", "adaptive_max_1d", "indices", "functional", "net")
+"""The cases of the default run (each costs seconds of torch.export and conversion): D3 in 2-D
+and 3-D, an adaptive pool, indices, a functional call and a module path in a net. The other
+cases (the same rules at other attributes) are slow."""
+
+
+def _cases(keys: Any, quick: Any = QUICK) -> list[Any]:
+    """`keys` as parameters, those outside `quick` marked slow."""
+    return [pytest.param(k, id=k, marks=[] if k in quick else [pytest.mark.slow]) for k in keys]
 
 
 @dataclass
@@ -182,13 +191,15 @@ def diff_lines(stdout: str) -> list[str]:
     return [line for line in stdout.splitlines() if line.startswith("  DIFF")]
 
 
+@pytest.mark.slow
 def test_the_measured_differences_are_the_truth(zoo: Callable[[str], Built]) -> None:
-    """The cases' expectations (measured once) agree with torch and openvino run today."""
+    """The cases' expectations (measured once) agree with torch and openvino run today (the
+    default run checks its cases' through the .pt2 test: exit 1 exactly where they differ)."""
     wrong = [k for k, c in CASES.items() if zoo(k).differs != bool(c.differing)]
     assert not wrong, f"torch and openvino now disagree otherwise on {wrong}"
 
 
-@pytest.mark.parametrize("key", sorted(CASES))
+@pytest.mark.parametrize("key", _cases(sorted(CASES)))
 def test_pt2_exits_1_exactly_when_the_conversion_differs(
     key: str, zoo: Callable[[str], Built], capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -204,8 +215,22 @@ def test_pt2_exits_1_exactly_when_the_conversion_differs(
         assert "D3 (" in out and "differ" in out
 
 
-@pytest.mark.parametrize("key", sorted(CASES))
-@pytest.mark.parametrize("source", [["--source", "torch"], []], ids=["source-torch", "detected"])
+@pytest.mark.parametrize(
+    ("key", "source"),
+    [
+        pytest.param(
+            key,
+            source,
+            id=f"{'detected' if not source else 'source-torch'}-{key}",
+            # the default run: detection on its cases, --source torch on one
+            marks=[]
+            if key in QUICK and (not source or key == "avg2d_ceil_pad")
+            else [pytest.mark.slow],
+        )
+        for source in (["--source", "torch"], [])
+        for key in sorted(CASES)
+    ],
+)
 def test_ir_exits_1_exactly_when_the_conversion_differs(
     key: str, source: list[str], zoo: Callable[[str], Built], capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -219,7 +244,7 @@ def test_ir_exits_1_exactly_when_the_conversion_differs(
     assert all("AvgPool-14" in line for line in diff_lines(out))
 
 
-@pytest.mark.parametrize("key", SCRIPTED)
+@pytest.mark.parametrize("key", _cases(SCRIPTED, ("avg2d_ceil_pad", "net")))
 def test_torchscript_agrees_with_the_truth(
     key: str, zoo: Callable[[str], Built], capsys: pytest.CaptureFixture[str]
 ) -> None:

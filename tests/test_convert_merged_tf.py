@@ -68,7 +68,10 @@ def test_openvino_merges_the_twin_pools(twins: Any) -> None:
     assert sorted(pools) == [(1, 4, 4, 4), (1, 4, 8, 8)]
 
 
-@pytest.mark.parametrize("which", ["model.keras", "saved_model"])
+# the SavedModel route is slow (its front end runs by default in test_convert_audit_tf.py)
+@pytest.mark.parametrize(
+    "which", ["model.keras", pytest.param("saved_model", marks=pytest.mark.slow)]
+)
 def test_convert_report_pairs_merged_twins_with_their_layer(
     twins: Any, which: str, capsys: pytest.CaptureFixture[str]
 ) -> None:

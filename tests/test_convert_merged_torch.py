@@ -32,7 +32,8 @@ def _module(torch: ModuleType) -> Any:
     return Twins().eval()
 
 
-@pytest.mark.parametrize("kind", ["t.pt", "t.pt2"])
+# TorchScript is slow here (its front end runs by default in test_convert_audit_torch.py)
+@pytest.mark.parametrize("kind", [pytest.param("t.pt", marks=pytest.mark.slow), "t.pt2"])
 def test_merged_twin_calls_share_their_layer(
     torch: ModuleType, ov: ModuleType, tmp_path: Path, kind: str, capsys: Any
 ) -> None:

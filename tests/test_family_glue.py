@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from conftest import sweep
 from family_helpers import irpool_run, openvino_run, same_bits
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -86,7 +87,7 @@ def lp_cases(draw: Any) -> tuple[tuple[int, ...], dict[str, Any], int]:
 
 
 @pytest.mark.oracle
-@settings(max_examples=15, deadline=None)
+@settings(max_examples=sweep(quick=5, full=15), deadline=None)  # ~2 s of conversion each
 @given(lp_cases(), st.integers(0, 2**32 - 1))
 def test_converted_onnx_lp_pool_runs_as_openvino(
     ov: ModuleType, onnx: ModuleType, tmp_path_factory: Any, case: Any, seed: int
