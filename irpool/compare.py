@@ -288,13 +288,7 @@ def compare_model(
         format=graph.format,
     )
     report.precision_reason = reason
-    if probe.plain is not None:
-        report.probe = probe_effect(probe.plain, probe.finals)
-    elif graph.format == "ir":
-        report.probe_unchecked = (
-            "openvino does not compile the model as it stands, so there is no run without the "
-            "probe to hold its final outputs against"
-        )
+    _probe_note(report, probe, graph.format)
     order = {la.index: i for i, la in enumerate(graph.topological())}
     pooling = sorted(pooling, key=lambda pl: order.get(pl.layer.index, 0))
     # onnxruntime pools f16 in float32 and drops the casts between two pooling nodes, so the
@@ -324,6 +318,17 @@ def compare_model(
             Skipped(pl.layer.label, pl.spec.label, pl.layer.line, probe.unrun) for pl in pooling
         ]
     return report
+
+
+def _probe_note(report: CompareReport, probe: _Probed, model_format: str) -> None:
+    """What the probe did to the runtime's final outputs, or why that is not checked."""
+    if probe.plain is not None:
+        report.probe = probe_effect(probe.plain, probe.finals)
+    elif model_format == "ir":
+        report.probe_unchecked = (
+            "openvino does not compile the model as it stands, so there is no run without the "
+            "probe to hold its final outputs against"
+        )
 
 
 def _qdq_probe(

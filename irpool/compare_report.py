@@ -191,36 +191,7 @@ def format_report(report: CompareReport) -> str:
         if layer.error:
             lines.append(f"          irpool refuses the {word}: {layer.error}")
         for o in layer.outputs:
-            shapes = (
-                f"declared {o.declared}, irpool {o.inferred}, {who} {o.produced}"
-                if o.name == "values"
-                else f"{who} {o.produced}"
-            )
-            line = f"          {o.name}: {o.dtype} {shapes}"
-            if o.shape_ok:
-                line += (
-                    f"; max abs {_fmt(o.max_abs)}, rel {_fmt(o.max_rel)}"
-                    + (f", ulp {_fmt(o.max_ulp)}" if o.max_ulp is not None else "")
-                    + f"; {o.mismatches}/{o.size} differ"
-                )
-                if o.rounding:
-                    line += (
-                        f" (and {o.rounding} by summation-order rounding, at most "
-                        f"{_fmt(o.rounding_share)} of the bound)"
-                    )
-                if o.nan_mismatches or o.inf_mismatches:
-                    line += (
-                        f"; NaN mismatches {o.nan_mismatches}, Inf mismatches {o.inf_mismatches}"
-                    )
-            else:
-                line += f"; irpool computes {o.computed}"
-            lines.append(line)
-            if o.worst_index is not None:
-                lines.append(
-                    f"            worst at {list(o.worst_index)}: irpool {o.worst_irpool!r}, "
-                    f"{who} {o.worst_openvino!r}; passes with atol >= {_fmt(o.min_atol)} "
-                    f"or rtol >= {_fmt(o.min_rtol)}"
-                )
+            lines += _output_lines(o, who)
         for note in layer.notes:
             lines.append(f"          note: {note}")
         if layer.diagnosis:
@@ -234,6 +205,44 @@ def format_report(report: CompareReport) -> str:
         lines.append(f"  {report.probe.text}")
     elif report.probe_unchecked is not None:
         lines.append(f"  probe: not checked: {report.probe_unchecked}")
+    lines.append(_summary(report, word))
+    return "\n".join(lines)
+
+
+def _output_lines(o: OutputComparison, who: str) -> list[str]:
+    """The lines of one output of a compared layer: shapes and metrics, then its worst cell."""
+    shapes = (
+        f"declared {o.declared}, irpool {o.inferred}, {who} {o.produced}"
+        if o.name == "values"
+        else f"{who} {o.produced}"
+    )
+    line = f"          {o.name}: {o.dtype} {shapes}"
+    if o.shape_ok:
+        line += (
+            f"; max abs {_fmt(o.max_abs)}, rel {_fmt(o.max_rel)}"
+            + (f", ulp {_fmt(o.max_ulp)}" if o.max_ulp is not None else "")
+            + f"; {o.mismatches}/{o.size} differ"
+        )
+        if o.rounding:
+            line += (
+                f" (and {o.rounding} by summation-order rounding, at most "
+                f"{_fmt(o.rounding_share)} of the bound)"
+            )
+        if o.nan_mismatches or o.inf_mismatches:
+            line += f"; NaN mismatches {o.nan_mismatches}, Inf mismatches {o.inf_mismatches}"
+    else:
+        line += f"; irpool computes {o.computed}"
+    lines = [line]
+    if o.worst_index is not None:
+        lines.append(
+            f"            worst at {list(o.worst_index)}: irpool {o.worst_irpool!r}, "
+            f"{who} {o.worst_openvino!r}; passes with atol >= {_fmt(o.min_atol)} "
+            f"or rtol >= {_fmt(o.min_rtol)}"
+        )
+    return lines
+
+
+def _summary(report: CompareReport, word: str) -> str:
     n_bad = sum(1 for layer in report.layers if not layer.passed)
     n_skipped = len(report.missing) + len(report.skipped)
     summary = (
@@ -249,8 +258,7 @@ def format_report(report: CompareReport) -> str:
     first = report.first_divergence
     if first is not None:
         summary += f'; first diverging {word} in topological order: "{first.layer}"'
-    lines.append(summary)
-    return "\n".join(lines)
+    return summary
 
 
 def _json_value(v: Any) -> Any:

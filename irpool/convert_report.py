@@ -402,25 +402,18 @@ def _node_report(
     if present:
         report.openvino_attributes = openvino_rt.upstream_pooling_attributes(present[0])
     report.onnxruntime = checked.get(layer.label)
-    ins: list[Array | None] = []
-    for port, source in zip(layer.inputs, node.inputs, strict=True):
-        name = _tensor_names(port.names)
-        if not name:
-            ins.append(None)
-        elif name in graph.initializers:
-            ins.append(np.asarray(graph.initializers[name]))
-        elif source is not None:
-            ins.append(values[(*_key(source), True)])
-        else:
-            report.same = False
-            report.error = f"its input tensor {name!r} is not in openvino's converted model"
-            return report
+    ins = _node_inputs(graph, node, values)
+    if isinstance(ins, str):
+        report.same = False
+        report.error = ins
+        return report
     if fusion is not None and fusion.params and ins and ins[0] is not None:
         ins[0] = _as_codes(ins[0], fusion.params[0], fusion.params[1])
     like = None
     if node.outputs and node.outputs[0] is not None:
         like = values[(*_key(node.outputs[0]), False)].dtype
     lpt_codes: Array | None = None
+    tol = (atol, rtol, exact)
     try:
         if fusion is not None:
             from .qdq import onnxruntime_codes
@@ -433,6 +426,63 @@ def _node_report(
         report.same = False
         report.error = e.message
         return report
+    first_got = _compare_outputs(report, pl, node, values, used, ins, x, want, fusion, tol)
+    report.same = (
+        not report.missing and all(c.passed for c in report.outputs) and report.onnxruntime is None
+    )
+    converted_same = not report.missing and all(c.passed for c in report.outputs)
+    if not converted_same and fusion is not None:
+        from .qdq import qdq_divergence
+
+        report.divergence = qdq_divergence(fusion, pl.layer, first_got, want[0], lpt_codes)
+    elif not converted_same:
+        report.divergence = _divergence(pl, report.outputs, ov_layer)
+        if isinstance(used, FamilyPlan) and report.divergence.startswith("no known"):
+            report.divergence = _family_divergence(used, x) or report.divergence
+    if not converted_same:
+        first = report.outputs[0] if report.outputs else None
+        if first is not None and first.shape_ok:
+            report.cells = mismatch_cells(
+                first_got if first_got is not None else values[(*_key(node.outputs[0]), False)],
+                want[0],
+            )
+    return report
+
+
+def _node_inputs(
+    graph: Graph, node: _Node, values: Mapping[tuple[str, int, bool], Array]
+) -> list[Array | None] | str:
+    """The node's inputs as openvino's converted model holds them (initializers from the ONNX
+    graph), or why one cannot be found."""
+    ins: list[Array | None] = []
+    for port, source in zip(node.pl.layer.inputs, node.inputs, strict=True):
+        name = _tensor_names(port.names)
+        if not name:
+            ins.append(None)
+        elif name in graph.initializers:
+            ins.append(np.asarray(graph.initializers[name]))
+        elif source is not None:
+            ins.append(values[(*_key(source), True)])
+        else:
+            return f"its input tensor {name!r} is not in openvino's converted model"
+    return ins
+
+
+def _compare_outputs(
+    report: NodeReport,
+    pl: Any,
+    node: _Node,
+    values: Mapping[tuple[str, int, bool], Array],
+    used: Any,
+    ins: list[Array | None],
+    x: Any,
+    want: Any,
+    fusion: Any,
+    tol: tuple[float, float, bool],
+) -> Array | None:
+    """Each output openvino computed against its ONNX meaning, into `report`; the first
+    output as compared (codes where onnxruntime fuses the node), or None."""
+    atol, rtol, exact = tol
     first_got: Array | None = None
     for k, (name, out) in enumerate(zip(node.names, node.outputs, strict=True)):
         if out is None or k >= len(want):
@@ -457,26 +507,7 @@ def _node_report(
         c.declared = name
         report.tensors.append(name)
         report.outputs.append(c)
-    report.same = (
-        not report.missing and all(c.passed for c in report.outputs) and report.onnxruntime is None
-    )
-    converted_same = not report.missing and all(c.passed for c in report.outputs)
-    if not converted_same and fusion is not None:
-        from .qdq import qdq_divergence
-
-        report.divergence = qdq_divergence(fusion, pl.layer, first_got, want[0], lpt_codes)
-    elif not converted_same:
-        report.divergence = _divergence(pl, report.outputs, ov_layer)
-        if isinstance(used, FamilyPlan) and report.divergence.startswith("no known"):
-            report.divergence = _family_divergence(used, x) or report.divergence
-    if not converted_same:
-        first = report.outputs[0] if report.outputs else None
-        if first is not None and first.shape_ok:
-            report.cells = mismatch_cells(
-                first_got if first_got is not None else values[(*_key(node.outputs[0]), False)],
-                want[0],
-            )
-    return report
+    return first_got
 
 
 def _as_codes(values: Array, scale: Array, zero_point: Array) -> Array:

@@ -85,7 +85,7 @@ def add_options(p: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from .audit import source_kind
-    from .extract import check_outdir, extract_layer
+    from .extract import ExtractOptions, check_outdir, extract_layer
 
     if source_kind(args.model) in ("torch", "tf"):
         raise UsageError(
@@ -102,21 +102,7 @@ def run(args: argparse.Namespace) -> int:
     check_outdir(args.output, args.force, [args.model, *(args.inputs or [])])
     graph = cli._shaped(graph, args)
     inputs = cli._model_inputs(graph, args)
-    result = extract_layer(
-        graph,
-        args.layer,
-        args.output,
-        inputs,
-        convention=args.convention,
-        runtime=args.runtime,
-        precision=args.precision,
-        atol=args.atol,
-        rtol=args.rtol,
-        minimize=args.minimize,
-        grow=args.grow,
-        force=args.force,
-        verify=args.verify,
-    )
+    result = extract_layer(graph, args.layer, args.output, inputs, ExtractOptions.of(args))
     if args.json:
         cli._print_json(result.to_json())
     else:
@@ -175,7 +161,7 @@ def extract_all(
     import shutil
     import tempfile
 
-    from .extract import extract_layer, move_into_place
+    from .extract import ExtractOptions, extract_layer, move_into_place
 
     if not layers:
         return [f"--extract: no differing layer, nothing written to {args.extract}"], []
@@ -189,14 +175,9 @@ def extract_all(
             sub = os.path.join(folder, f"{k:02d}-{safe}")
             final = os.path.join(args.extract, os.path.basename(sub))
             try:
-                r = extract_layer(
-                    graph,
-                    name,
-                    sub,
-                    inputs,
-                    convention=convention,
-                    precision=getattr(args, "precision", None) or "f32",
-                )
+                precision = getattr(args, "precision", None) or "f32"
+                options = ExtractOptions(convention=convention, precision=precision)
+                r = extract_layer(graph, name, sub, inputs, options)
             except IrpoolError as e:
                 lines.append(f'--extract: layer "{name}" not extracted: {e.message}')
                 records.append(

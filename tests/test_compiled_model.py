@@ -111,28 +111,29 @@ def test_f16_layer_read_by_another_layer_stays_interpreted(tmp_path: Path) -> No
     assert [la.path for la in f.layers] == ["interpreted", "interpreted"]
 
 
-def test_chain_with_glue(tmp_path: Path) -> None:
-    """Parameter -> ReLU -> MaxPool -> ReduceMean (axes a Const) -> Multiply by a Const."""
-    net = NetBuilder("chain")
-    x = net.parameter("x", [1, 6, 8, 8])
-    relu = net.op("Relu", "opset1", "relu", {}, [x], [([1, 6, 8, 8], "f32")])
+def _pool_then_reduce(net: NetBuilder, src: Any, reduce: str, name: str) -> tuple[Any, Any]:
+    """A 2x2 stride-2 MaxPool of `src` ([1, 6, 8, 8]) and a `reduce` over its H and W."""
     pool = net.op(
         "MaxPool",
         "opset1",
         "pool",
         {"kernel": "2,2", "strides": "2,2", "pads_begin": "0,0", "pads_end": "0,0"},
-        [relu[0]],
+        [src],
         [([1, 6, 4, 4], "f32")],
     )
     axes = net.const("axes", np.asarray([2, 3], np.int64))
-    mean = net.op(
-        "ReduceMean",
-        "opset1",
-        "mean",
-        {"keep_dims": "true"},
-        [pool[0], axes],
-        [([1, 6, 1, 1], "f32")],
+    out = net.op(
+        reduce, "opset1", name, {"keep_dims": "true"}, [pool[0], axes], [([1, 6, 1, 1], "f32")]
     )
+    return pool, out
+
+
+def test_chain_with_glue(tmp_path: Path) -> None:
+    """Parameter -> ReLU -> MaxPool -> ReduceMean (axes a Const) -> Multiply by a Const."""
+    net = NetBuilder("chain")
+    x = net.parameter("x", [1, 6, 8, 8])
+    relu = net.op("Relu", "opset1", "relu", {}, [x], [([1, 6, 8, 8], "f32")])
+    pool, mean = _pool_then_reduce(net, relu[0], "ReduceMean", "mean")
     scale = net.const("scale", np.full((1, 6, 1, 1), 0.5, np.float32))
     out = net.op("Multiply", "opset1", "mul", {}, [mean[0], scale], [([1, 6, 1, 1], "f32")])
     net.result("y", out[0])
@@ -229,23 +230,7 @@ def test_a_chain_of_kernels_runs_on_arrays(tmp_path: Path) -> None:
     Results, call after call, are irpool.run's."""
     net = NetBuilder("kernels")
     x = net.parameter("x", [1, 6, 8, 8])
-    pool = net.op(
-        "MaxPool",
-        "opset1",
-        "pool",
-        {"kernel": "2,2", "strides": "2,2", "pads_begin": "0,0", "pads_end": "0,0"},
-        [x],
-        [([1, 6, 4, 4], "f32")],
-    )
-    axes = net.const("axes", np.asarray([2, 3], np.int64))
-    top = net.op(
-        "ReduceMax",
-        "opset1",
-        "top",
-        {"keep_dims": "true"},
-        [pool[0], axes],
-        [([1, 6, 1, 1], "f32")],
-    )
+    pool, top = _pool_then_reduce(net, x, "ReduceMax", "top")
     net.result("y", top[0])
     net.result("pooled", pool[0])
     path = save(net, tmp_path)

@@ -411,7 +411,7 @@ def test_a_dynamic_ir_with_compressed_weights(
 def test_source_line_skips_the_torch_frames_of_another_install(torch: Any) -> None:
     """A saved program keeps the paths of the machine that exported it: torch's frames there
     (another venv's site-packages) are not the user's line."""
-    from irpool.oracles.torch_rt import _code
+    from irpool.oracles.torch_export import _code
 
     trace = (
         'File "/home/a/net.py", line 45, in forward\n'

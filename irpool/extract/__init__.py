@@ -24,7 +24,7 @@ import shutil
 import tempfile
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 import numpy as np
@@ -48,6 +48,27 @@ Array = npt.NDArray[Any]
 SCHEMA = "irpool.extract/1"
 REAL_LIMIT = 1 << 18
 """Most elements of the real input (and outputs) a bundle keeps beside the minimal input."""
+
+
+@dataclass(frozen=True)
+class ExtractOptions:
+    """How a layer is extracted (the keywords of `extract` and the options of `irpool
+    extract`, by the same names)."""
+
+    convention: str | None = None
+    runtime: str | None = None
+    precision: str = "f32"
+    atol: float | None = None
+    rtol: float | None = None
+    minimize: bool = True
+    grow: bool = True
+    force: bool = False
+    verify: bool = True
+
+    @classmethod
+    def of(cls, args: Any) -> ExtractOptions:
+        """The options of a parsed command line (attributes by the fields' names)."""
+        return cls(**{f.name: getattr(args, f.name) for f in fields(cls)})
 
 
 @dataclass
@@ -155,24 +176,13 @@ def extract(
     in a child process and its exit code recorded.  Returns an ExtractResult."""
     from ..api import _full_model
 
+    options = ExtractOptions(
+        convention, runtime, precision, atol, rtol, minimize, grow, force, verify
+    )
     draws = (seed, low, high, cast)
     with _full_model(model, inputs, input_shapes, draws, "extract needs a full model") as full:
         graph, arrays = full
-        return extract_layer(
-            graph,
-            layer,
-            outdir,
-            arrays,
-            convention=convention,
-            runtime=runtime,
-            precision=precision,
-            atol=atol,
-            rtol=rtol,
-            minimize=minimize,
-            grow=grow,
-            force=force,
-            verify=verify,
-        )
+        return extract_layer(graph, layer, outdir, arrays, options)
 
 
 def check_outdir(outdir: str, force: bool, protected: Sequence[str] = ()) -> None:
@@ -202,32 +212,24 @@ def extract_layer(
     layer: str,
     outdir: str,
     arrays: Mapping[str, Array],
-    *,
-    convention: str | None = None,
-    runtime: str | None = None,
-    precision: str = "f32",
-    atol: float | None = None,
-    rtol: float | None = None,
-    minimize: bool = True,
-    grow: bool = True,
-    force: bool = False,
-    verify: bool = True,
+    options: ExtractOptions | None = None,
 ) -> ExtractResult:
     """`extract` on a loaded graph and its bound inputs (what compare --extract calls)."""
-    check_outdir(outdir, force, [graph.path])
+    o = options or ExtractOptions()
+    check_outdir(outdir, o.force, [graph.path])
     target = _find(graph, layer)
+    runtime = o.runtime
     if graph.format == "onnx":
         runtime = runtime or "openvino"
         if runtime not in ("openvino", "onnxruntime"):
             raise UsageError(f"runtime={runtime!r}: expected openvino or onnxruntime")
-        work: _Work = _OnnxWork(graph, target, arrays, runtime, precision, atol, rtol)
+        work: _Work = _OnnxWork(graph, target, arrays, runtime, o.precision, o.atol, o.rtol)
     else:
         if runtime not in (None, "openvino"):
             raise UsageError(f"runtime={runtime!r}: an IR runs on openvino")
-        runtime = "openvino"
-        work = _IrWork(graph, target, arrays, convention, precision, atol, rtol)
+        work = _IrWork(graph, target, arrays, o.convention, o.precision, o.atol, o.rtol)
     with tempfile.TemporaryDirectory(prefix="irpool-extract-") as scratch:
-        return work.run(scratch, outdir, minimize, grow, force, verify)
+        return work.run(scratch, outdir, o.minimize, o.grow, o.force, o.verify)
 
 
 # -- the work of one extraction ----------------------------------------------------------------
@@ -695,5 +697,5 @@ def move_into_place(folder: str, outdir: str, force: bool) -> None:
         os.rename(folder, outdir)
 
 
-__all__ = ["SCHEMA", "ExtractResult", "extract", "extract_layer", "first_cells"]
+__all__ = ["SCHEMA", "ExtractOptions", "ExtractResult", "extract", "extract_layer", "first_cells"]
 _unused: Callable[..., Any] = first_cells

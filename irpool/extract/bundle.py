@@ -122,8 +122,28 @@ def write_bundle(
     force: bool,
     verify: bool,
 ) -> ExtractResult:
-    from ..oracles import bundle_rt
-    from . import REAL_LIMIT, SCHEMA, ExtractResult, machine, move_into_place
+    files, notes = _bundle_files(work, verdict, arrays)
+    result = _result(
+        work, verdict, arrays, path=outdir, steps=steps, standalone=standalone, notes=notes
+    )
+    parent = os.path.dirname(os.path.abspath(outdir))
+    folder = tempfile.mkdtemp(prefix=".irpool-extract-", dir=parent)
+    try:
+        _write_folder(folder, files, result, arrays, verify)
+        from . import move_into_place
+
+        move_into_place(folder, outdir, force)
+    except BaseException:
+        shutil.rmtree(folder, ignore_errors=True)
+        raise
+    return result
+
+
+def _bundle_files(
+    work: _Work, verdict: Verdict, arrays: dict[str, Array]
+) -> tuple[dict[str, bytes], list[str]]:
+    """The bundle's files but REPORT.md and bundle.json, by path; the notes they leave."""
+    from . import REAL_LIMIT
 
     names = work.output_names()
     files: dict[str, bytes] = dict(work.model_files(arrays))
@@ -135,8 +155,6 @@ def write_bundle(
     data, _ = _npz({n: v for n, v in zip(names, verdict.runtime, strict=False)})
     files["runtime_output.npz"] = data
     model_file = next(n for n in files if n.startswith("model.") and not n.endswith(".bin"))
-    cells = sum(int(a.size) for a in arrays.values())
-    nonzero = sum(int(np.count_nonzero(to_float(a))) for a in arrays.values())
     what = _title(work, verdict)
     files["repro.py"] = script(
         work.runtime,
@@ -167,10 +185,18 @@ def write_bundle(
             f"the real input and outputs ({real_size} elements) are left out of the bundle "
             f"(more than {REAL_LIMIT}); the minimal input shows the same finding"
         )
-    first = first_cells(verdict.runtime, verdict.expected, work.atol, work.rtol)
+    return files, notes
+
+
+def _result(work: _Work, verdict: Verdict, arrays: dict[str, Array], **given: Any) -> ExtractResult:
+    """What the bundle shows, from the work and the verdict (`given`: the fields the writer
+    knows itself; its files, size and repro exit are filled in once written)."""
+    from ..oracles import bundle_rt
+    from . import ExtractResult, machine
+
     versions = bundle_rt.versions(work.runtime)
-    result = ExtractResult(
-        path=outdir,
+    return ExtractResult(
+        **given,
         model=work.graph.path,
         layer=work.target.label,
         op=_op(work),
@@ -184,45 +210,44 @@ def write_bundle(
         full_differs=work.full.reproduces,
         divergence=verdict.divergence or work.full.divergence,
         diagnosis=verdict.diagnosis,
-        standalone=standalone,
         kept=list(work.kept),
         dynamic=work.dynamic,
         attributes=_attributes(work),
         real_shapes={k: list(a.shape) for k, a in work.real_in.items()},
         input_shapes={k: list(a.shape) for k, a in arrays.items()},
-        cells=cells,
-        nonzero=nonzero,
-        steps=steps,
-        first=first,
+        cells=sum(int(a.size) for a in arrays.values()),
+        nonzero=sum(int(np.count_nonzero(to_float(a))) for a in arrays.values()),
+        first=first_cells(verdict.runtime, verdict.expected, work.atol, work.rtol),
         files=[],
         size=0,
-        notes=notes,
         versions={**versions, **machine()},
     )
-    parent = os.path.dirname(os.path.abspath(outdir))
-    folder = tempfile.mkdtemp(prefix=".irpool-extract-", dir=parent)
-    try:
-        for name, blob in files.items():
-            path = os.path.join(folder, name)
-            os.makedirs(os.path.dirname(path), exist_ok=True)
-            with open(path, "wb") as handle:
-                handle.write(blob)
-        if verify:
-            result.repro_exit, result.repro_output = _run_repro(folder)
-        result.files = sorted([*files, "REPORT.md", "bundle.json"])
-        report = report_text(result, arrays)
-        with open(os.path.join(folder, "REPORT.md"), "w", encoding="utf-8") as handle:
-            handle.write(report)
-        result.size = _folder_size(folder)  # every file but bundle.json, which says it
-        with open(os.path.join(folder, "bundle.json"), "w", encoding="utf-8") as handle:
-            handle.write(json.dumps(to_json(result), indent=2, allow_nan=False) + "\n")
-        os.chmod(folder, 0o777 & ~_umask())
-        move_into_place(folder, outdir, force)
-    except BaseException:
-        shutil.rmtree(folder, ignore_errors=True)
-        raise
-    del SCHEMA
-    return result
+
+
+def _write_folder(
+    folder: str,
+    files: dict[str, bytes],
+    result: ExtractResult,
+    arrays: Mapping[str, Array],
+    verify: bool,
+) -> None:
+    """The files into `folder`, repro.py run once (with `verify`), then REPORT.md and
+    bundle.json, which say what came of it."""
+    for name, blob in files.items():
+        path = os.path.join(folder, name)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "wb") as handle:
+            handle.write(blob)
+    if verify:
+        result.repro_exit, result.repro_output = _run_repro(folder)
+    result.files = sorted([*files, "REPORT.md", "bundle.json"])
+    report = report_text(result, arrays)
+    with open(os.path.join(folder, "REPORT.md"), "w", encoding="utf-8") as handle:
+        handle.write(report)
+    result.size = _folder_size(folder)  # every file but bundle.json, which says it
+    with open(os.path.join(folder, "bundle.json"), "w", encoding="utf-8") as handle:
+        handle.write(json.dumps(to_json(result), indent=2, allow_nan=False) + "\n")
+    os.chmod(folder, 0o777 & ~_umask())
 
 
 def _source_script(work: _Work, arrays: Mapping[str, Array], title: str) -> str | None:
@@ -282,14 +307,37 @@ def _run_repro(folder: str) -> tuple[int, str]:
 
 def report_text(r: ExtractResult, arrays: Mapping[str, Array]) -> str:
     """REPORT.md: a bug report ready to paste."""
+    lines = [
+        *_report_head(r),
+        *_report_environment(r),
+        *_report_layer(r),
+        *_report_reproduce(r, arrays),
+        *_report_first(r),
+        *_report_files(r),
+    ]
+    lines += ["", "## Check it with irpool", "", "```sh"]
+    model = next((f for f in r.files if f in ("model.xml", "model.onnx")), "model.xml")
+    if r.format == "onnx" and r.runtime == "openvino":
+        lines.append(f"irpool convert-report {model} -i input.npz")
+    else:
+        lines.append(f"irpool compare {model} -i input.npz --convention {r.convention}")
+    lines += ["```", ""]
+    for note in r.notes:
+        lines.append(f"Note: {note}")
+    lines.append("")
+    lines.append("Written by irpool extract.")
+    return "\n".join(lines) + "\n"
+
+
+def _report_head(r: ExtractResult) -> list[str]:
+    """The title, what the bundle shows, the divergence and irpool's diagnosis."""
     from ..divergences import BY_ID
 
     did = r.divergence_id
-    lines = []
     head = f'# {r.runtime}: {r.op} "{r.layer}" ' + (
         "differs from the expected values" if r.reproduces else "computes the expected values"
     )
-    lines += [head, ""]
+    lines = [head, ""]
     if r.reproduces:
         lines.append(
             f"{r.runtime} computes this {r.op} layer otherwise than {_meaning(r.convention)} "
@@ -305,14 +353,23 @@ def report_text(r: ExtractResult, arrays: Mapping[str, Array]) -> str:
         lines += ["", f"**Divergence {did}**: {title}" if title else f"**Divergence**: {did}"]
     if r.diagnosis:
         lines += ["", f"irpool's diagnosis: {r.diagnosis}"]
-    lines += ["", "## Environment", ""]
+    return lines
+
+
+def _report_environment(r: ExtractResult) -> list[str]:
+    lines = ["", "## Environment", ""]
     for key in ("openvino", "onnxruntime", "numpy", "python", "os", "cpu", "isa"):
         if key in r.versions:
             name = {"isa": "instruction set (openvino's CPU plugin)", "cpu": "CPU"}.get(key, key)
             lines.append(f"- {name}: {r.versions[key]}")
     if r.runtime == "openvino":
         lines.append(f"- device CPU, INFERENCE_PRECISION_HINT={r.precision}")
-    lines += ["", "## The layer", ""]
+    return lines
+
+
+def _report_layer(r: ExtractResult) -> list[str]:
+    """The layer's attributes, and its input inside the full model and in the bundle."""
+    lines = ["", "## The layer", ""]
     lines.append(f'`{r.op}` "{r.layer}" of `{os.path.basename(r.model)}`, attributes as written:')
     lines += ["", "```"]
     lines += [f'{k}="{v}"' for k, v in r.attributes.items()] or ["(none)"]
@@ -324,7 +381,12 @@ def report_text(r: ExtractResult, arrays: Mapping[str, Array]) -> str:
         lines.append(
             f"The layer alone does not show it; the small model keeps: {', '.join(r.kept)}."
         )
-    lines += ["", "## Reproduce", "", "```sh"]
+    return lines
+
+
+def _report_reproduce(r: ExtractResult, arrays: Mapping[str, Array]) -> list[str]:
+    """How to run repro.py (and its output here), then the minimal input."""
+    lines = ["", "## Reproduce", "", "```sh"]
     lines.append(f"pip install {r.runtime} numpy")
     lines.append("python repro.py   # exit 1 while it reproduces, 0 once fixed")
     lines += ["```", ""]
@@ -338,24 +400,32 @@ def report_text(r: ExtractResult, arrays: Mapping[str, Array]) -> str:
             "Shrunk from the real input while the finding persisted: " + "; ".join(r.steps) + "."
         )
         lines.append("")
-    if r.first:
-        lines += [
-            "## First differing cells",
-            "",
-            f"| output | index | {r.runtime} | expected |",
-            "|---|---|---|---|",
-        ]
-        for c in r.first:
-            if "index" in c:
-                lines.append(
-                    f"| {c['output']} | {c['index']} | {c['runtime']!r} | {c['expected']!r} |"
-                )
-            else:
-                lines.append(
-                    f"| {c['output']} | shape | {c['runtime_shape']} | {c['expected_shape']} |"
-                )
-        lines.append("")
-    lines += ["## Files", ""]
+    return lines
+
+
+def _report_first(r: ExtractResult) -> list[str]:
+    if not r.first:
+        return []
+    lines = [
+        "## First differing cells",
+        "",
+        f"| output | index | {r.runtime} | expected |",
+        "|---|---|---|---|",
+    ]
+    for c in r.first:
+        if "index" in c:
+            lines.append(f"| {c['output']} | {c['index']} | {c['runtime']!r} | {c['expected']!r} |")
+        else:
+            lines.append(
+                f"| {c['output']} | shape | {c['runtime_shape']} | {c['expected_shape']} |"
+            )
+    lines.append("")
+    return lines
+
+
+def _report_files(r: ExtractResult) -> list[str]:
+    """What each file of the bundle holds."""
+    lines = ["## Files", ""]
     for name, what in (
         ("model.xml", "the small model (IR; model.bin holds its constants)"),
         ("model.onnx", "the small model (the node alone, with its opset)"),
@@ -373,18 +443,7 @@ def report_text(r: ExtractResult, arrays: Mapping[str, Array]) -> str:
     ):
         if name in r.files:
             lines.append(f"- `{name}`: {what}")
-    lines += ["", "## Check it with irpool", "", "```sh"]
-    model = next((f for f in r.files if f in ("model.xml", "model.onnx")), "model.xml")
-    if r.format == "onnx" and r.runtime == "openvino":
-        lines.append(f"irpool convert-report {model} -i input.npz")
-    else:
-        lines.append(f"irpool compare {model} -i input.npz --convention {r.convention}")
-    lines += ["```", ""]
-    for note in r.notes:
-        lines.append(f"Note: {note}")
-    lines.append("")
-    lines.append("Written by irpool extract.")
-    return "\n".join(lines) + "\n"
+    return lines
 
 
 def to_json(r: ExtractResult) -> dict[str, Any]:

@@ -56,73 +56,11 @@ def write(
     os.makedirs(root, exist_ok=True)
     tmp = tempfile.mkdtemp(prefix=f".{name}.", dir=root)
     try:
-        x = values(spec)
-        _write_input(tmp, x)
-        if realize.ir_expressible(spec):
-            realize.write_ir(spec, os.path.join(tmp, "model.xml"))
-        node = realize.onnx_node(spec)
-        if node is not None:
-            from ..oracles import onnxruntime_rt
-
-            try:
-                model = onnxruntime_rt.node_model(node.op, node.attrs, [x], node.opset)
-                with open(os.path.join(tmp, "model.onnx"), "wb") as f:
-                    f.write(model.SerializeToString())
-            except Exception:
-                pass
-        if "openvino-onnx" in finding.runtimes and node is not None:
-            from ..oracles import direct
-
-            direct.save_converted(
-                os.path.join(tmp, "model.onnx"), os.path.join(tmp, "converted.xml")
-            )
-        expected: dict[str, np.ndarray] = {}
-        allowance = 0.0
-        for runtime, side in verdict.sides.items():
-            key = runtime.replace("-", "_")
-            if side.outputs:
-                expected[key] = _storable(side.outputs[0])
-            if side.irpool:
-                expected[f"irpool_{key}"] = _storable(side.irpool[0])
-            if runtime in finding.runtimes and side.allowance is not None:
-                with np.errstate(invalid="ignore"):
-                    finite = side.allowance[np.isfinite(side.allowance)]
-                allowance = max(allowance, float(finite.max()) if finite.size else 0.0)
-        np.savez(os.path.join(tmp, "expected.npz"), *(), **expected)  # type: ignore[arg-type]
-        call = realize.torch_call(spec)
-        tcall = realize.tf_call(spec)
-        meta: dict[str, Any] = {
-            "name": name,
-            "spec": spec.to_json(),
-            "label": spec.label(),
-            "finding": {
-                "category": finding.category,
-                "runtimes": list(finding.runtimes),
-                "ids": list(finding.ids),
-                "text": finding.text,
-            },
-            "sides": {
-                r: {"refused": s.refused, "irpool_refused": s.irpool_refused, "agrees": s.agrees}
-                for r, s in verdict.sides.items()
-            },
-            "onnx_node": None
-            if node is None
-            else {"op": node.op, "attrs": node.attrs, "opset": node.opset},
-            "tf_call": None
-            if tcall is None
-            else {
-                "op_type": tcall.op_type,
-                "ksize": list(tcall.ksize),
-                "strides": list(tcall.strides),
-                "padding": tcall.padding,
-            },
-            "torch_call": None
-            if call is None
-            else {"function": call.function, "kwargs": call.kwargs},
-            "allowance": allowance,
-            "hypothesis_blob": blob,
-            "versions": versions,
-        }
+        node = _write_models(tmp, spec, finding)
+        allowance = _write_expected(tmp, verdict, finding)
+        meta = _meta(name, verdict, finding, node, allowance)
+        meta["hypothesis_blob"] = blob
+        meta["versions"] = versions
         with open(os.path.join(tmp, "meta.json"), "w") as f:
             json.dump(meta, f, indent=2, default=str)
             f.write("\n")
@@ -143,6 +81,88 @@ def write(
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
+
+
+def _write_models(folder: str, spec: Spec, finding: Finding) -> Any:
+    """The input and the case's models (IR, ONNX node, openvino's conversion of the node when
+    it is a side of the finding) into `folder`; the ONNX node (None without one)."""
+    x = values(spec)
+    _write_input(folder, x)
+    if realize.ir_expressible(spec):
+        realize.write_ir(spec, os.path.join(folder, "model.xml"))
+    node = realize.onnx_node(spec)
+    if node is not None:
+        from ..oracles import onnxruntime_rt
+
+        try:
+            model = onnxruntime_rt.node_model(node.op, node.attrs, [x], node.opset)
+            with open(os.path.join(folder, "model.onnx"), "wb") as f:
+                f.write(model.SerializeToString())
+        except Exception:
+            pass
+    if "openvino-onnx" in finding.runtimes and node is not None:
+        from ..oracles import direct
+
+        direct.save_converted(
+            os.path.join(folder, "model.onnx"), os.path.join(folder, "converted.xml")
+        )
+    return node
+
+
+def _write_expected(folder: str, verdict: Verdict, finding: Finding) -> float:
+    """expected.npz (each side's first output, and irpool's for it); the widest finite
+    allowance of the finding's sides."""
+    expected: dict[str, np.ndarray] = {}
+    allowance = 0.0
+    for runtime, side in verdict.sides.items():
+        key = runtime.replace("-", "_")
+        if side.outputs:
+            expected[key] = _storable(side.outputs[0])
+        if side.irpool:
+            expected[f"irpool_{key}"] = _storable(side.irpool[0])
+        if runtime in finding.runtimes and side.allowance is not None:
+            with np.errstate(invalid="ignore"):
+                finite = side.allowance[np.isfinite(side.allowance)]
+            allowance = max(allowance, float(finite.max()) if finite.size else 0.0)
+    np.savez(os.path.join(folder, "expected.npz"), *(), **expected)  # type: ignore[arg-type]
+    return allowance
+
+
+def _meta(
+    name: str, verdict: Verdict, finding: Finding, node: Any, allowance: float
+) -> dict[str, Any]:
+    """meta.json but the hypothesis blob and the versions (added last, in that order)."""
+    spec = verdict.spec
+    call = realize.torch_call(spec)
+    tcall = realize.tf_call(spec)
+    return {
+        "name": name,
+        "spec": spec.to_json(),
+        "label": spec.label(),
+        "finding": {
+            "category": finding.category,
+            "runtimes": list(finding.runtimes),
+            "ids": list(finding.ids),
+            "text": finding.text,
+        },
+        "sides": {
+            r: {"refused": s.refused, "irpool_refused": s.irpool_refused, "agrees": s.agrees}
+            for r, s in verdict.sides.items()
+        },
+        "onnx_node": None
+        if node is None
+        else {"op": node.op, "attrs": node.attrs, "opset": node.opset},
+        "tf_call": None
+        if tcall is None
+        else {
+            "op_type": tcall.op_type,
+            "ksize": list(tcall.ksize),
+            "strides": list(tcall.strides),
+            "padding": tcall.padding,
+        },
+        "torch_call": None if call is None else {"function": call.function, "kwargs": call.kwargs},
+        "allowance": allowance,
+    }
 
 
 EXTRACT_CONVENTION = {"openvino": "openvino", "onnxruntime": "onnx", "torch": "torch"}

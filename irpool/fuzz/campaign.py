@@ -166,9 +166,8 @@ def chunk_seed(seed: int, worker: int, chunk: int) -> int:
 
 def run_worker(options: Options, worker: int, tick: Callable[[float], None] | None = None) -> Stats:
     """One worker's share of the campaign (in this process)."""
-    from hypothesis import HealthCheck, Phase, Verbosity, given, seed, settings
+    from hypothesis import given
     from hypothesis.database import DirectoryBasedExampleDatabase
-    from hypothesis.errors import HypothesisException
 
     from . import _load
     from .space import specs
@@ -217,37 +216,7 @@ def run_worker(options: Options, worker: int, tick: Callable[[float], None] | No
 
     index = 0
     while time.monotonic() < deadline:
-        phases = [Phase.generate, Phase.shrink]
-        if index == 0:
-            phases.insert(0, Phase.reuse)
-        pending.clear()
-        run = settings(
-            database=db,
-            max_examples=options.chunk,
-            deadline=None,
-            phases=phases,
-            suppress_health_check=list(HealthCheck),
-            verbosity=Verbosity.quiet,
-            report_multiple_bugs=True,
-            print_blob=True,
-            derandomize=False,
-        )(seed(chunk_seed(options.seed, worker, index))(given(strategy)(test)))
-        # the database key is the test's: one key for every chunk and campaign
-        failures: list[BaseException] = []
-        try:
-            run()
-        except _FindingError as e:
-            failures.append(e)
-        except BaseExceptionGroup as group:  # several findings in one chunk
-            found, rest = group.split(_FindingError)
-            if found is not None:
-                failures.extend(_leaves(found))
-            if rest is not None:
-                stats.errors.append(f"chunk {index}: {rest!r}"[:500])
-        except (HypothesisException, OracleMissing) as e:
-            if isinstance(e, OracleMissing):
-                raise
-            stats.errors.append(f"chunk {index}: {type(e).__name__}: {e}"[:500])
+        failures = _run_chunk(options, worker, index, given(strategy)(test), db, stats)
         for failure in failures:
             sig = getattr(type(failure), "signature", "")
             got = pending.get(sig)
@@ -261,6 +230,47 @@ def run_worker(options: Options, worker: int, tick: Callable[[float], None] | No
         index += 1
         stats.chunks = index
     return stats
+
+
+def _run_chunk(
+    options: Options, worker: int, index: int, test: Any, db: Any, stats: Stats
+) -> list[BaseException]:
+    """One hypothesis run of the chunk `index` (the example database replayed first in the
+    first chunk); the findings it raised (other errors are noted in `stats`)."""
+    from hypothesis import HealthCheck, Phase, Verbosity, seed, settings
+    from hypothesis.errors import HypothesisException
+
+    phases = [Phase.generate, Phase.shrink]
+    if index == 0:
+        phases.insert(0, Phase.reuse)
+    run = settings(
+        database=db,
+        max_examples=options.chunk,
+        deadline=None,
+        phases=phases,
+        suppress_health_check=list(HealthCheck),
+        verbosity=Verbosity.quiet,
+        report_multiple_bugs=True,
+        print_blob=True,
+        derandomize=False,
+    )(seed(chunk_seed(options.seed, worker, index))(test))
+    # the database key is the test's: one key for every chunk and campaign
+    failures: list[BaseException] = []
+    try:
+        run()
+    except _FindingError as e:
+        failures.append(e)
+    except BaseExceptionGroup as group:  # several findings in one chunk
+        found, rest = group.split(_FindingError)
+        if found is not None:
+            failures.extend(_leaves(found))
+        if rest is not None:
+            stats.errors.append(f"chunk {index}: {rest!r}"[:500])
+    except (HypothesisException, OracleMissing) as e:
+        if isinstance(e, OracleMissing):
+            raise
+        stats.errors.append(f"chunk {index}: {type(e).__name__}: {e}"[:500])
+    return failures
 
 
 def _leaves(group: BaseExceptionGroup) -> list[BaseException]:

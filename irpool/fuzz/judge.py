@@ -166,128 +166,144 @@ def _allowance(plan: Any, bound: Any, x: Array, expected: Array) -> Array | None
     return None
 
 
+def _runtime_values(side: Side, compute: Callable[[], list[Array]]) -> bool:
+    """The runtime's outputs into `side`; False (its refusal kept) when the runtime refuses."""
+    try:
+        side.outputs = compute()
+    except OracleMissing:
+        raise
+    except Exception as e:
+        side.refused = _refusal(e)
+        return False
+    return True
+
+
+_UNMODELLED: Any = object()
+"""What a side returns when the case has no form in its runtime (or irpool does not model it)."""
+
+
+def _irpool_values(
+    side: Side, compute: Callable[[], tuple[list[Array], Any, Any]], glue: bool = False
+) -> Any:
+    """irpool's outputs and plan into `side`; the bound layer (None when irpool refuses, its
+    refusal kept).  With `glue`, a converted model whose glue irpool does not execute gives
+    _UNMODELLED: the side is not modelled."""
+    try:
+        side.irpool, side.plan, bound = compute()
+    except IrpoolError as e:
+        if glue and "does not execute" in e.message:
+            return _UNMODELLED
+        side.irpool_refused = _refusal(e)
+        return None
+    return bound
+
+
+def _openvino_side(side: Side, spec: Spec, x: Array, ws: Workspace) -> Any:
+    if not realize.ir_expressible(spec):
+        return _UNMODELLED
+    from ..oracles import direct
+
+    path = ws.path("model.xml")
+    xml, weights = realize.write_ir(spec, path)
+    _runtime_values(side, lambda: direct.openvino_run_ir(xml, weights, [x]))
+    return _irpool_values(side, lambda: _irpool_file(path, {"x": x}))
+
+
+def _onnx_side(side: Side, spec: Spec, x: Array, ws: Workspace) -> Any:
+    """onnxruntime on the ONNX node, or (openvino-onnx) openvino through its ONNX front end."""
+    node = realize.onnx_node(spec)
+    if node is None:
+        return _UNMODELLED
+    from ..oracles import direct, onnxruntime_rt
+
+    try:
+        model = onnxruntime_rt.node_model(node.op, node.attrs, [x], node.opset)
+    except OracleMissing:
+        raise
+    except Exception as e:
+        side.refused = side.irpool_refused = _refusal(e)
+        return None
+    path = ws.path("model.onnx")
+    with open(path, "wb") as f:
+        f.write(model.SerializeToString())
+    if side.runtime == "onnxruntime":
+        _runtime_values(side, lambda: direct.onnxruntime_run(model, {"in0": x}))
+        return _irpool_values(side, lambda: _irpool_file(path, {"in0": x}))
+    converted = ws.path("converted.xml")
+
+    def run() -> list[Array]:
+        # the outputs are kept even when saving the conversion fails
+        side.outputs = outputs = direct.openvino_run_onnx(path, [x])
+        direct.save_converted(path, converted)
+        return outputs
+
+    if not _runtime_values(side, run):
+        return None
+    return _irpool_values(side, lambda: _converted_file(converted, x), glue=True)
+
+
+def _converted_file(path: str, x: Array) -> tuple[list[Array], Any, Any]:
+    return _irpool_file(path, {_first_input(path): x})
+
+
+def _torch_side(side: Side, spec: Spec, x: Array, ws: Workspace) -> Any:
+    call = realize.torch_call(spec)
+    if call is None:
+        return _UNMODELLED
+    from ..oracles import direct
+
+    _runtime_values(side, lambda: direct.torch_call(call.function, x, call.kwargs))
+    return _irpool_values(side, lambda: _irpool_torch(spec, x, call, ws))
+
+
+def _openvino_torch_side(side: Side, spec: Spec, x: Array, ws: Workspace) -> Any:
+    call = realize.torch_call(spec)
+    if call is None or spec.kind != "window" or spec.dtype not in ("float32", "float16"):
+        return _UNMODELLED
+    from ..oracles import direct
+
+    converted = ws.path("converted_torch.xml")
+    if not _runtime_values(
+        side, lambda: direct.openvino_torch(call.function, call.kwargs, x, converted)
+    ):
+        return None
+    return _irpool_values(side, lambda: _converted_file(converted, x), glue=True)
+
+
+def _tf_side(side: Side, spec: Spec, x: Array, ws: Workspace) -> Any:
+    tcall = realize.tf_call(spec)
+    if tcall is None:
+        return _UNMODELLED
+    from ..oracles import direct
+
+    _runtime_values(
+        side,
+        lambda: [direct.tf_pool(tcall.op_type, x, tcall.ksize, tcall.strides, tcall.padding)],
+    )
+    _irpool_values(side, lambda: (*_irpool_tf(x, tcall), None))
+    return None
+
+
+_SIDES: dict[str, Callable[[Side, Spec, Array, Workspace], Any]] = {
+    "openvino": _openvino_side,
+    "onnxruntime": _onnx_side,
+    "openvino-onnx": _onnx_side,
+    "torch": _torch_side,
+    "openvino-torch": _openvino_torch_side,
+    "tf": _tf_side,
+}
+"""Each runtime's side: fills a Side, returns the bound layer irpool ran (for the allowance),
+or _UNMODELLED when the case has no form in that runtime."""
+
+
 def _side(runtime: str, spec: Spec, x: Array, ws: Workspace) -> Side | None:
     side = Side(runtime)
-    bound = None
-    if runtime == "openvino":
-        if not realize.ir_expressible(spec):
-            return None
-        path = ws.path("model.xml")
-        xml, weights = realize.write_ir(spec, path)
-        try:
-            from ..oracles import direct
-
-            side.outputs = direct.openvino_run_ir(xml, weights, [x])
-        except OracleMissing:
-            raise
-        except Exception as e:
-            side.refused = _refusal(e)
-        try:
-            side.irpool, side.plan, bound = _irpool_file(path, {"x": x})
-        except IrpoolError as e:
-            side.irpool_refused = _refusal(e)
-    elif runtime in ("onnxruntime", "openvino-onnx"):
-        node = realize.onnx_node(spec)
-        if node is None:
-            return None
-        from ..oracles import onnxruntime_rt
-
-        try:
-            model = onnxruntime_rt.node_model(node.op, node.attrs, [x], node.opset)
-        except OracleMissing:
-            raise
-        except Exception as e:
-            side.refused = side.irpool_refused = _refusal(e)
-            return side
-        path = ws.path("model.onnx")
-        with open(path, "wb") as f:
-            f.write(model.SerializeToString())
-        from ..oracles import direct
-
-        if runtime == "onnxruntime":
-            try:
-                side.outputs = direct.onnxruntime_run(model, {"in0": x})
-            except OracleMissing:
-                raise
-            except Exception as e:
-                side.refused = _refusal(e)
-            try:
-                side.irpool, side.plan, bound = _irpool_file(path, {"in0": x})
-            except IrpoolError as e:
-                side.irpool_refused = _refusal(e)
-        else:
-            try:
-                side.outputs = direct.openvino_run_onnx(path, [x])
-                converted = ws.path("converted.xml")
-                direct.save_converted(path, converted)
-            except OracleMissing:
-                raise
-            except Exception as e:
-                side.refused = _refusal(e)
-                return side
-            try:
-                feeds = {_first_input(converted): x}
-                side.irpool, side.plan, bound = _irpool_file(converted, feeds)
-            except IrpoolError as e:
-                if "does not execute" in e.message:
-                    return None  # glue irpool does not run: the side is not modelled
-                side.irpool_refused = _refusal(e)
-    elif runtime == "torch":
-        call = realize.torch_call(spec)
-        if call is None:
-            return None
-        from ..oracles import direct
-
-        try:
-            side.outputs = direct.torch_call(call.function, x, call.kwargs)
-        except OracleMissing:
-            raise
-        except Exception as e:
-            side.refused = _refusal(e)
-        try:
-            side.irpool, side.plan, bound = _irpool_torch(spec, x, call, ws)
-        except IrpoolError as e:
-            side.irpool_refused = _refusal(e)
-    elif runtime == "openvino-torch":
-        call = realize.torch_call(spec)
-        if call is None or spec.kind != "window" or spec.dtype not in ("float32", "float16"):
-            return None
-        from ..oracles import direct
-
-        converted = ws.path("converted_torch.xml")
-        try:
-            side.outputs = direct.openvino_torch(call.function, call.kwargs, x, converted)
-        except OracleMissing:
-            raise
-        except Exception as e:
-            side.refused = _refusal(e)
-            return side
-        try:
-            side.irpool, side.plan, bound = _irpool_file(converted, {_first_input(converted): x})
-        except IrpoolError as e:
-            if "does not execute" in e.message:
-                return None
-            side.irpool_refused = _refusal(e)
-    elif runtime == "tf":
-        tcall = realize.tf_call(spec)
-        if tcall is None:
-            return None
-        from ..oracles import direct
-
-        try:
-            side.outputs = [
-                direct.tf_pool(tcall.op_type, x, tcall.ksize, tcall.strides, tcall.padding)
-            ]
-        except OracleMissing:
-            raise
-        except Exception as e:
-            side.refused = _refusal(e)
-        try:
-            side.irpool, side.plan = _irpool_tf(x, tcall)
-        except IrpoolError as e:
-            side.irpool_refused = _refusal(e)
-    else:
+    fill = _SIDES.get(runtime)
+    if fill is None:
         raise ValueError(runtime)
+    bound = fill(side, spec, x, ws)
+    if bound is _UNMODELLED:
+        return None
     if side.outputs is not None and side.irpool is not None:
         n = min(len(side.outputs), len(side.irpool))
         if runtime != "openvino":

@@ -447,114 +447,135 @@ def _find_layers(
     (equal value numbers) are one computation: openvino keeps one layer for them, which each
     of them is paired with (merged), unless the IR still holds a twin layer for each.  A layer
     of another shape than the op's is never paired."""
-    by_name = {op.get_friendly_name(): op for op in model.get_ordered_ops()}
-    layers = [op for op in model.get_ordered_ops() if openvino_rt.is_pool_layer(op)]
-    numbers = _value_numbers(ops[0][0].graph) if ops else {}
-    names = {op.name for op, _ in ops}
-    claimed: dict[str, int] = {}
-    """layer name -> the index of the first op paired with it."""
-    first_of: dict[int, int] = {}
-    """value number -> the index of the first op of that computation that was paired."""
-    found: list[Pairing] = []
+    finder = _LayerFinder(model, ops)
     for i, (op, attrs) in enumerate(ops):
+        finder.pair(i, op, attrs, shapes[i] if shapes is not None else None)
+    return finder.found
+
+
+class _LayerFinder:
+    """The state of _find_layers as it pairs the ops in order."""
+
+    def __init__(self, model: Any, ops: list[tuple[Any, dict[str, Any]]]) -> None:
+        self.ops = ops
+        self.by_name = {op.get_friendly_name(): op for op in model.get_ordered_ops()}
+        self.layers = [op for op in model.get_ordered_ops() if openvino_rt.is_pool_layer(op)]
+        self.numbers = _value_numbers(ops[0][0].graph) if ops else {}
+        self.names = {op.name for op, _ in ops}
+        self.claimed: dict[str, int] = {}
+        """layer name -> the index of the first op paired with it."""
+        self.first_of: dict[int, int] = {}
+        """value number -> the index of the first op of that computation that was paired."""
+        self.found: list[Pairing] = []
+
+    def _free(self, family: str) -> list[Any]:
+        """The unclaimed layers of a family, in graph order."""
+        return [
+            la
+            for la in self.layers
+            if la.get_friendly_name() not in self.claimed and _layer_family(la) == family
+        ]
+
+    def pair(
+        self,
+        i: int,
+        op: Any,
+        attrs: dict[str, Any],
+        own: tuple[tuple[int, ...], tuple[int, ...]] | None,
+    ) -> None:
         family = _family(op.type)
-        own = shapes[i] if shapes is not None else None
-        shape_fit = partial(_shape_fit, op=op, attrs=attrs, shapes=own)
-
-        number = numbers.get(op.name)
-        if number is not None and number in first_of:
-            earlier = found[first_of[number]]
-            twin = next(
-                (
-                    la
-                    for la in layers
-                    if la.get_friendly_name() not in claimed
-                    and _same_computation(la, earlier.layer)
-                ),
-                None,
-            )
-            if twin is not None:
-                claimed[twin.get_friendly_name()] = i
-                found.append(Pairing(twin, earlier.how + " (a twin of an identical op's layer)"))
-                continue
-            group = [j for j in range(i) if numbers.get(ops[j][0].name) == number]
-            mates = [_strip(ops[j][0].name) for j in group]
-            for j in group:
-                found[j].merged_with.append(_strip(op.name))
-            found.append(
-                Pairing(
-                    earlier.layer,
-                    "the layer of an identical computation on the same tensor (openvino keeps "
-                    "one layer for both)",
-                    mates,
-                )
-            )
-            continue
-        layer, how = None, ""
-        node = by_name.get(_strip(op.name))
-        if node is not None:
-            above = (
-                [node]
-                if openvino_rt.is_pool_layer(node)
-                else openvino_rt.pooling_upstream(node.output(0))
-            )
-            above = [
-                la
-                for la in above
-                if la.get_friendly_name() not in claimed
-                and _layer_family(la) == family
-                and _input_fit(la, attrs, own)
-            ]
-            if above:
-                layer, how = above[0], "the op's name on the node openvino made last for it"
+        number = self.numbers.get(op.name)
+        if number is not None and number in self.first_of:
+            self.found.append(self._repeated(i, op, number))
+            return
+        layer, how = self._by_name(op, family, attrs, own)
         if layer is None:
-            feeders = {
-                found[j].layer.get_friendly_name()
-                for j, (other, _) in enumerate(ops[:i])
-                if other.name in _upstream_pools(op, names) and found[j].layer is not None
-            }
-            fit = [
-                la
-                for la in layers
-                if la.get_friendly_name() not in claimed
-                and _layer_family(la) == family
-                and _fits(attrs, op.type, la)
-                and shape_fit(la)
-            ]
-
-            rank = partial(_rank, feeders=feeders, shape_fit=shape_fit)
-            if fit:
-                layer = min(fit, key=rank)  # min keeps the first of equals: graph order
-                how = (
-                    "the layer of the same kind whose window, strides, padding and shapes fit "
-                    "and whose nearest pooling layers above are those of the op"
-                    if rank(layer)[0] == 0
-                    else "the next layer of the same kind whose window, strides, padding and "
-                    "shapes fit"
-                )
+            layer, how = self._by_fit(i, op, attrs, family, own)
         if layer is None:
-            layer = next(
-                (
-                    la
-                    for la in layers
-                    if la.get_friendly_name() not in claimed
-                    and _layer_family(la) == family
-                    and _input_fit(la, attrs, own)
-                ),
-                None,
-            )
+            layer = next((la for la in self._free(family) if _input_fit(la, attrs, own)), None)
             how = (
                 "the next layer of the same kind on an input of the op's size (by order only: "
                 "no name and no attribute fit)"
             )
         if layer is None:
-            found.append(Pairing(None, "no layer of the op's kind and input size"))
-            continue
-        claimed[layer.get_friendly_name()] = i
+            self.found.append(Pairing(None, "no layer of the op's kind and input size"))
+            return
+        self.claimed[layer.get_friendly_name()] = i
         if number is not None:
-            first_of[number] = i
-        found.append(Pairing(layer, how))
-    return found
+            self.first_of[number] = i
+        self.found.append(Pairing(layer, how))
+
+    def _repeated(self, i: int, op: Any, number: int) -> Pairing:
+        """An op computing what an earlier one does: a twin layer of its own if the IR holds
+        one, else the earlier op's layer (merged)."""
+        earlier = self.found[self.first_of[number]]
+        twin = next(
+            (
+                la
+                for la in self.layers
+                if la.get_friendly_name() not in self.claimed
+                and _same_computation(la, earlier.layer)
+            ),
+            None,
+        )
+        if twin is not None:
+            self.claimed[twin.get_friendly_name()] = i
+            return Pairing(twin, earlier.how + " (a twin of an identical op's layer)")
+        group = [j for j in range(i) if self.numbers.get(self.ops[j][0].name) == number]
+        mates = [_strip(self.ops[j][0].name) for j in group]
+        for j in group:
+            self.found[j].merged_with.append(_strip(op.name))
+        return Pairing(
+            earlier.layer,
+            "the layer of an identical computation on the same tensor (openvino keeps "
+            "one layer for both)",
+            mates,
+        )
+
+    def _by_name(self, op: Any, family: str, attrs: dict[str, Any], own: Any) -> tuple[Any, str]:
+        """The layer the op's name leads to (the node openvino made last for it)."""
+        node = self.by_name.get(_strip(op.name))
+        if node is None:
+            return None, ""
+        above = (
+            [node]
+            if openvino_rt.is_pool_layer(node)
+            else openvino_rt.pooling_upstream(node.output(0))
+        )
+        above = [
+            la
+            for la in above
+            if la.get_friendly_name() not in self.claimed
+            and _layer_family(la) == family
+            and _input_fit(la, attrs, own)
+        ]
+        if above:
+            return above[0], "the op's name on the node openvino made last for it"
+        return None, ""
+
+    def _by_fit(
+        self, i: int, op: Any, attrs: dict[str, Any], family: str, own: Any
+    ) -> tuple[Any, str]:
+        """The free layer whose attributes and shapes fit, those fed by the layers of the ops
+        above first."""
+        shape_fit = partial(_shape_fit, op=op, attrs=attrs, shapes=own)
+        feeders = {
+            self.found[j].layer.get_friendly_name()
+            for j, (other, _) in enumerate(self.ops[:i])
+            if other.name in _upstream_pools(op, self.names) and self.found[j].layer is not None
+        }
+        fit = [la for la in self._free(family) if _fits(attrs, op.type, la) and shape_fit(la)]
+        if not fit:
+            return None, ""
+        rank = partial(_rank, feeders=feeders, shape_fit=shape_fit)
+        layer = min(fit, key=rank)  # min keeps the first of equals: graph order
+        how = (
+            "the layer of the same kind whose window, strides, padding and shapes fit "
+            "and whose nearest pooling layers above are those of the op"
+            if rank(layer)[0] == 0
+            else "the next layer of the same kind whose window, strides, padding and shapes fit"
+        )
+        return layer, how
 
 
 def _layout(x: Array, shape: tuple[int, ...], last: bool) -> Array | None:
