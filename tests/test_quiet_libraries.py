@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 import numpy as np
 import pytest
@@ -54,10 +55,10 @@ def test_numpy_warnings_do_not_reach_the_user(monkeypatch: pytest.MonkeyPatch) -
 
     real = cli._check_environment
 
-    def noisy() -> None:
+    def noisy(*args: Any) -> Any:
         np.float32(1) / np.float32(0)  # divide by zero: numpy's RuntimeWarning
         warnings.warn("a library's deprecation", DeprecationWarning, stacklevel=1)
-        real()
+        return real(*args)
 
     monkeypatch.setattr(cli, "_check_environment", noisy)
     with warnings.catch_warnings(record=True) as seen:
