@@ -15,7 +15,7 @@ import numpy as np
 import numpy.typing as npt
 
 from .check import CheckReport, check_file, check_graph
-from .compare import CompareReport, compare_model
+from .compare import CompareOptions, CompareReport, compare_model
 from .convert_report import ConvertReport
 from .errors import UsageError
 from .explain import FamilyReport, LayerReport, explain_graph
@@ -255,18 +255,8 @@ def compare(
     draws = (seed, low, high, cast)
     with _full_model(model, inputs, input_shapes, draws, "compare needs a full net") as full:
         graph, arrays = full
-        return compare_model(
-            graph,
-            arrays,
-            list(layers) if layers else None,
-            convention,
-            atol,
-            rtol,
-            precision,
-            fail_fast,
-            progress,
-            exact,
-        )
+        options = CompareOptions(convention, atol, rtol, precision, exact, fail_fast)
+        return compare_model(graph, arrays, list(layers) if layers else None, options, progress)
 
 
 def _tolerances(atol: float, rtol: float) -> None:

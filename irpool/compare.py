@@ -10,7 +10,7 @@ known divergences are tried, and the report says which one reproduces openvino's
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 import numpy as np
@@ -242,23 +242,38 @@ def _placed(error: OracleRefused, graph: Graph) -> OracleRefused:
     return OracleRefused(error.message, layer.where())
 
 
+@dataclass(frozen=True)
+class CompareOptions:
+    """How compare holds each layer to the runtime (keywords of irpool.compare and options of
+    `irpool compare`, by the same names)."""
+
+    convention: str | None = None
+    atol: float = 0.0
+    rtol: float = 0.0
+    precision: str | None = None
+    exact: bool = False
+    fail_fast: bool = False
+
+    @classmethod
+    def of(cls, args: Any) -> CompareOptions:
+        """The options of a parsed command line (attributes by the fields' names)."""
+        return cls(**{f.name: getattr(args, f.name) for f in fields(cls)})
+
+
 def compare_model(
     graph: Graph,
     inputs: Mapping[str, Array],
     layers: list[str] | None = None,
-    convention: str | None = None,
-    atol: float = 0.0,
-    rtol: float = 0.0,
-    precision: str | None = None,
-    fail_fast: bool = False,
+    options: CompareOptions | None = None,
     progress: Callable[[int, int, str], None] | None = None,
-    exact: bool = False,
 ) -> CompareReport:
     """Compare every (or each named) pooling layer of an IR net with openvino, or every pooling
     node of an ONNX model with onnxruntime.  Float means of an ONNX model may differ from
-    onnxruntime's by summation-order rounding (rounding_bound) unless `exact`."""
+    onnxruntime's by summation-order rounding (rounding_bound) unless `options.exact`."""
+    o = options or CompareOptions()
+    convention, atol, rtol, exact = o.convention, o.atol, o.rtol, o.exact
     onnx_graph = graph.format == "onnx"
-    precision, reason = _load_oracle(onnx_graph, precision)
+    precision, reason = _load_oracle(onnx_graph, o.precision)
     fusions: list[Any] = []
     if onnx_graph and (convention or "onnx") == "onnx":
         # a QDQ model: the nodes onnxruntime's QDQ rewrites make, as the probe leaves them
@@ -303,7 +318,7 @@ def compare_model(
         result = _compare_layer(graph, pl, probe, quantized, report, exact, held)
         report.layers.append(result)
         # a layer irpool could not compute is reported and does not stop --fail-fast
-        if fail_fast and not result.passed and result.error is None:
+        if o.fail_fast and not result.passed and result.error is None:
             break
     if progress:
         progress(len(pooling), len(pooling), "")

@@ -20,6 +20,7 @@ import numpy as np
 import numpy.typing as npt
 
 from .compare import (
+    CompareOptions,
     OutputComparison,
     _json_value,
     _values_of,
@@ -331,9 +332,8 @@ def _ask_onnxruntime(
     try:
         names = [pl.layer.label for pl in pooling]
         exact = not report.rounding
-        compared = compare_model(
-            graph, inputs, names, "onnx", report.atol, report.rtol, exact=exact
-        )
+        options = CompareOptions("onnx", report.atol, report.rtol, exact=exact)
+        compared = compare_model(graph, inputs, names, options)
     except OracleMissing:
         report.notes.append(
             "onnxruntime is not installed: the ONNX meaning is irpool's onnx convention alone"

@@ -322,7 +322,7 @@ def test_onnx_average_pool_within_summation_rounding_of_onnxruntime(
     difference is diagnosed as summation-order rounding (no other cause is possible here)."""
     from onnx import TensorProto
 
-    from irpool.compare import compare_model
+    from irpool.compare import CompareOptions, compare_model
     from irpool.frontends.onnx_model import load as load_onnx
 
     rng = np.random.default_rng(11)
@@ -351,7 +351,7 @@ def test_onnx_average_pool_within_summation_rounding_of_onnxruntime(
             shape,
             [o.__dict__ for la in report.layers for o in la.outputs],
         )
-        strict = compare_model(graph, {"X": x}, exact=True)
+        strict = compare_model(graph, {"X": x}, options=CompareOptions(exact=True))
         for layer in strict.layers:
             if not layer.passed:
                 assert layer.diagnosis is not None

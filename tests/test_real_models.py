@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 from irpool.check import add_openvino_findings, check_file
-from irpool.compare import compare_model
+from irpool.compare import CompareOptions, compare_model
 from irpool.frontends.ir_xml import load
 from irpool.run import random_inputs
 
@@ -138,7 +138,7 @@ def test_onnx_shufflenet_against_onnxruntime(onnx: ModuleType, ort: ModuleType) 
     inputs = random_inputs(graph, seed=1, low=0, high=1)
     report = compare_model(graph, inputs)
     assert report.passed and len(report.layers) == 5
-    strict = compare_model(graph, inputs, exact=True)
+    strict = compare_model(graph, inputs, options=CompareOptions(exact=True))
     for layer in strict.layers:
         if not layer.passed:
             assert layer.op.startswith("AveragePool")

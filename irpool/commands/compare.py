@@ -104,7 +104,7 @@ def _check_html(args: argparse.Namespace) -> None:
 
 
 def _cmd_compare(args: argparse.Namespace) -> int:
-    from ..compare import compare_model, format_report, to_json
+    from ..compare import CompareOptions, compare_model, format_report, to_json
     from ..oracles import openvino_rt
 
     _check_html(args)
@@ -121,13 +121,8 @@ def _cmd_compare(args: argparse.Namespace) -> int:
         graph,
         inputs,
         args.layers,
-        args.convention,
-        args.atol,
-        args.rtol,
-        args.precision,
-        args.fail_fast,
+        CompareOptions.of(args),
         show,
-        args.exact,
     )
     source = _source_check(graph, inputs, args)
     extra: dict[str, Any] = {"source": source[0]} if source else {}

@@ -622,7 +622,7 @@ class _OnnxWork(_Work):
             return Verdict(
                 reproduces, text if divergence_id(text) else None, text, runtime, expected
             )
-        from ..compare import compare_model
+        from ..compare import CompareOptions, compare_model
         from ..frontends.onnx_model import read_model
         from ..oracles import onnxruntime_rt, refusals
         from .judge import _verdict
@@ -630,9 +630,8 @@ class _OnnxWork(_Work):
         with refusals("onnxruntime", self.graph.path):
             found = onnxruntime_rt.probe_tensors(read_model(self.graph.path), outs, self.arrays)
         runtime = [found[n] for n in outs]
-        compared = compare_model(
-            self.graph, self.arrays, [self.label], "onnx", self.atol, self.rtol, exact=True
-        )
+        options = CompareOptions("onnx", self.atol, self.rtol, exact=True)
+        compared = compare_model(self.graph, self.arrays, [self.label], options)
         return _verdict(compared, runtime, expected, self.atol, self.rtol)
 
     def judge(self, scratch: str, arrays: Mapping[str, Array]) -> Verdict:

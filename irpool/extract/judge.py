@@ -212,9 +212,10 @@ def diagnose_ir(
             return True, None, None
         text = op.divergence or op.error
         return op.same is not False, op.divergence if divergence_id(op.divergence) else None, text
-    from ..compare import compare_model
+    from ..compare import CompareOptions, compare_model
 
-    report = compare_model(graph, dict(arrays), [layer_name], convention, atol, rtol, precision)
+    options = CompareOptions(convention, atol, rtol, precision)
+    report = compare_model(graph, dict(arrays), [layer_name], options)
     layer = report.layers[0] if report.layers else None
     if layer is None:
         return True, None, None
@@ -314,11 +315,12 @@ def judge_onnx(
                 runtime,
                 expected,
             )
-        from ..compare import compare_model
+        from ..compare import CompareOptions, compare_model
 
         ran = bundle_rt.run_onnxruntime(path, arrays)
         runtime = [a for _, a in ran]
-        compared = compare_model(graph, dict(arrays), [label], "onnx", atol, rtol, exact=True)
+        options = CompareOptions("onnx", atol, rtol, exact=True)
+        compared = compare_model(graph, dict(arrays), [label], options)
     except IrpoolError as e:
         return Verdict(False, error=e.message)
     return _verdict(compared, runtime, expected, atol, rtol)
