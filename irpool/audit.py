@@ -24,6 +24,7 @@ import numpy.typing as npt
 from .compare import (
     OutputComparison,
     _json_value,
+    cell_records,
     compare_arrays,
     conversion_record,
     mismatch_cells,
@@ -649,14 +650,7 @@ def _merged_layers(report: AuditReport) -> dict[str, list[str]]:
 
 def _output_json(c: OutputComparison) -> dict[str, Any]:
     record = {k: _json_value(v) for k, v in conversion_record(c, "source").items()}
-    if c.mismatch_map is not None:
-        record["mismatch_map"] = c.mismatch_map
-    if c.cell_values is not None:
-        record["cell_values"] = {
-            "openvino": c.cell_values[0],
-            "source": c.cell_values[1],
-            "differing": c.cell_values[2],
-        }
+    record.update(cell_records(c, "source"))
     return record
 
 

@@ -26,6 +26,7 @@ from .compare_report import ProbeEffect as ProbeEffect
 from .compare_report import Unrunnable as Unrunnable
 from .compare_report import _fmt as _fmt
 from .compare_report import _json_value as _json_value
+from .compare_report import cell_records as cell_records
 from .compare_report import conversion_record as conversion_record
 from .compare_report import format_report as format_report
 from .compare_report import outputs_json as outputs_json
@@ -110,14 +111,15 @@ def _family_values(
 ) -> tuple[FamilyPlan, list[Array]]:
     """A family layer on its inputs under a convention, as the oracle shows it: an f16 layer
     whose input the oracle held in float32 is computed in float32 and rounded to `like`."""
-    from .run import run_family
+    from .run import run_layer
 
+    p, outs = run_layer(pl.bound, ins, None, convention, indices_used)
+    assert isinstance(p, FamilyPlan)
     x = ins[0]
     if like is not None and like == np.float16 and x is not None and x.dtype == np.float32:
-        p, outs = run_family(pl.bound, ins, None, convention, indices_used)
         with np.errstate(over="ignore"):
             return p, [outs[0].astype(np.float16), *outs[1:]]
-    return run_family(pl.bound, ins, None, convention, indices_used)
+    return p, outs
 
 
 def diagnose_family(

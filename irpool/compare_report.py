@@ -317,6 +317,21 @@ def conversion_record(c: OutputComparison, other: str) -> dict[str, Any]:
     }
 
 
+
+def cell_records(c: OutputComparison, other: str) -> dict[str, Any]:
+    """The differing-cell map and, for a small output, every value of both sides, as a
+    converted op's report writes them beside `conversion_record`'s keys."""
+    record: dict[str, Any] = {}
+    if c.mismatch_map is not None:
+        record["mismatch_map"] = c.mismatch_map
+    if c.cell_values is not None:
+        record["cell_values"] = {
+            "openvino": c.cell_values[0],
+            other: c.cell_values[1],
+            "differing": c.cell_values[2],
+        }
+    return record
+
 def to_json(report: CompareReport) -> dict[str, Any]:
     return {
         **document(SCHEMA, report.path),

@@ -24,6 +24,7 @@ from .compare import (
     OutputComparison,
     _json_value,
     _values_of,
+    cell_records,
     compare_arrays,
     compare_model,
     conversion_record,
@@ -572,14 +573,7 @@ def _output_json(c: OutputComparison) -> dict[str, Any]:
     """One output of a node: openvino's values against the node's ONNX meaning."""
     record = conversion_record(c, "onnx")
     record.update(summation_rounding=c.rounding, shape_ok=c.shape_ok)
-    if c.mismatch_map is not None:
-        record["mismatch_map"] = c.mismatch_map
-    if c.cell_values is not None:
-        record["cell_values"] = {
-            "openvino": c.cell_values[0],
-            "onnx": c.cell_values[1],
-            "differing": c.cell_values[2],
-        }
+    record.update(cell_records(c, "onnx"))
     return {k: _json_value(v) for k, v in record.items()}
 
 

@@ -115,20 +115,6 @@ def run_pooling(
     return p, outs
 
 
-def run_family(
-    bound: Bound,
-    ins: list[Array | None],
-    limit: int | None = None,
-    convention: str | None = None,
-    indices_used: bool | None = None,
-) -> tuple[FamilyPlan, list[Array]]:
-    """Run one bound layer of a pooling family on its inputs (`run_layer`): its FamilyPlan and
-    outputs."""
-    p, outs = run_layer(bound, ins, limit, convention, indices_used)
-    assert isinstance(p, FamilyPlan)
-    return p, outs
-
-
 def run_layer(
     bound: Bound,
     ins: list[Array | None],
@@ -540,9 +526,10 @@ def _family(
         optional = [src, *optional[1:]]
     rest = [v.output() if v is not None else None for v in optional[1:]]
     if src is not None and _half_held(src):
-        p, outs = run_family(
+        p, outs = run_layer(
             bound, [np.asarray(src.array, dtype=np.float32), *rest], limit, convention
         )
+        assert isinstance(p, FamilyPlan)
         first = outs[0]
         kept = (
             Value(first, "f32", src.declared)
@@ -551,7 +538,8 @@ def _family(
         )
         return p, [kept, *(_declared_value(a) for a in outs[1:])]
     x = src.output() if src is not None else None
-    p, outs = run_family(bound, [x, *rest], limit, convention)
+    p, outs = run_layer(bound, [x, *rest], limit, convention)
+    assert isinstance(p, FamilyPlan)
     return p, [_declared_value(a) for a in outs]
 
 
@@ -655,7 +643,7 @@ def pool_codes(
 
     codes = np.asarray(codes, dtype=np.float32)
     if kind in ("reduce_mean", "reduce_max"):
-        fp, _ = run_family(bound, [codes, *([None] * (len(bound.layer.inputs) - 1))], limit)
+        fp, _ = run_layer(bound, [codes, *([None] * (len(bound.layer.inputs) - 1))], limit)
         axes = tuple(getattr(fp, "axes", ()))
         keep = bool(getattr(fp, "keep", True))
         count = int(getattr(fp, "count", 1))

@@ -21,7 +21,8 @@ from .geometry import PoolPlan
 from .model import Graph, Layer, format_shape, numpy_dtype
 from .ops import REGISTRY, Bound, bind
 from .ops.binding import constant_input
-from .run import run_family, run_pooling, run_qlinear
+from .run import run_layer as run_bound
+from .run import run_pooling, run_qlinear
 from .run_inputs import (
     numeric_dtype,
 )
@@ -104,7 +105,7 @@ def run_layer(
     bound = bind(graph, layer, convention)
     if bound.family is not None:
         ins = layer_inputs(bound, x, extra or {})
-        fp, outs = run_family(bound, ins, limit, convention)
+        fp, outs = run_bound(bound, ins, limit, convention)
         return fp, {f"output{i}": a for i, a in enumerate(outs)}
     if bound.spec.kind == "qlinear":
         p, q = run_qlinear(bound, _constant_inputs(graph, layer, x), convention)

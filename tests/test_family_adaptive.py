@@ -30,7 +30,7 @@ from reference_family import ov_reduce
 from irpool.check import check_file
 from irpool.frontends.ir_xml import load
 from irpool.ops import bind
-from irpool.run import run_family
+from irpool.run import run_layer
 
 FEW = settings(max_examples=25, deadline=None)
 
@@ -50,7 +50,7 @@ def _irpool(tmp: Path, x: np.ndarray, sizes: tuple[int, ...], reduce: str, cv: s
     path = save(adaptive_net(reduce, x.shape, sizes), tmp)
     graph = load(path)
     layer = next(la for la in graph.layers if la.name == "pool")
-    _, outs = run_family(bind(graph, layer), [x], None, cv)
+    _, outs = run_layer(bind(graph, layer), [x], None, cv)
     return outs
 
 

@@ -20,7 +20,7 @@ from reference_family import ort_lp_pool, ort_max_unpool, ort_qlinear_global_ave
 
 from irpool.frontends.onnx_model import to_graph
 from irpool.ops import bind
-from irpool.run import run_family
+from irpool.run import run_layer
 
 FEW = settings(max_examples=20, deadline=None)
 
@@ -61,7 +61,7 @@ def _model(
 def _irpool(model: Any, ins: list[np.ndarray | None], convention: str | None = None) -> np.ndarray:
     graph = to_graph(model, "m.onnx")
     layer = next(la for la in graph.layers if la.name == "node")
-    _, outs = run_family(bind(graph, layer), ins, None, convention)
+    _, outs = run_layer(bind(graph, layer), ins, None, convention)
     return outs[0]
 
 

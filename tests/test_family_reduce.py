@@ -32,7 +32,7 @@ from reference_family import ort_global, ov_reduce
 from irpool.check import check_file
 from irpool.frontends.ir_xml import load
 from irpool.ops import bind
-from irpool.run import run_family
+from irpool.run import run_layer
 
 FEW = settings(max_examples=30, deadline=None)
 
@@ -55,7 +55,7 @@ def _irpool(tmp: Path, x: np.ndarray, axes: list[int], kind: str, keep: bool, cv
     path = save(reduce_net(kind, x.shape, axes, keep, et(x.dtype)), tmp)
     graph = load(path)
     layer = next(la for la in graph.layers if la.name == "pool")
-    _, outs = run_family(bind(graph, layer), [x], None, cv)
+    _, outs = run_layer(bind(graph, layer), [x], None, cv)
     return outs[0]
 
 
@@ -168,11 +168,11 @@ def test_onnx_global_pools(
     graph = load_onnx(path)
     layer = next(la for la in graph.layers if la.type.startswith("Global"))
     bound = bind(graph, layer)
-    _, outs = run_family(bound, [x])
+    _, outs = run_layer(bound, [x])
     want = onnxruntime_rt.run(model, {"in0": x})[0]
     assert same_bits(outs[0], want)
     assert same_bits(outs[0], ort_global(x, kind))
-    _, as_ov = run_family(bound, [x], None, "openvino")
+    _, as_ov = run_layer(bound, [x], None, "openvino")
     assert same_bits(as_ov[0], ov_reduce(x, list(range(2, x.ndim)), kind, True, ov_lanes()))
 
 
