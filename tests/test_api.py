@@ -6,12 +6,14 @@ import doctest
 from collections.abc import Mapping
 
 import numpy as np
+import pytest
 from conftest import ROOT
 
 import irpool
 import irpool.api
 
 
+@pytest.mark.slow
 def test_docstring_examples() -> None:
     failures, tried = doctest.testmod(irpool.api, verbose=False)
     assert tried > 0 and failures == 0

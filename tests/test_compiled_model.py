@@ -84,7 +84,7 @@ def _half_values(rng: np.random.Generator, shape: tuple[int, ...]) -> Any:
 
 
 @pytest.mark.parametrize("op", ["AvgPool", "MaxPool"])
-@pytest.mark.parametrize("path_setting", ["numpy", "auto"])
+@pytest.mark.parametrize("path_setting", ["numpy", pytest.param("auto", marks=pytest.mark.slow)])
 def test_f16_layer_runs_its_prepared_plan(tmp_path: Path, op: str, path_setting: str) -> None:
     """A one-layer f16 net (the plugin widens to float32, pools, rounds at the Result) runs
     the plan for f16 data, as compile_pool does: the same bits as irpool.run."""

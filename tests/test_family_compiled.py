@@ -212,6 +212,7 @@ def lp_cases(draw: Any) -> tuple[Any, Any, str]:
     return x, params, convention
 
 
+@pytest.mark.slow
 @FEW
 @given(case=lp_cases())
 def test_lp_as_the_numpy_core(case: Any) -> None:

@@ -363,6 +363,7 @@ def test_interrupted_run_resumes_to_the_same_bytes(
     assert files_of(out) == files_of(full_set)
 
 
+@pytest.mark.slow
 def test_killed_run_resumes_to_the_same_bytes(full_set: Path, tmp_path: Path) -> None:
     out = tmp_path / "killed"
     proc = subprocess.Popen(

@@ -69,7 +69,7 @@ def _layers(rank: int) -> list[PoolParams]:
     ]
 
 
-@pytest.mark.parametrize("name", ["float16", "bfloat16"])
+@pytest.mark.parametrize("name", [pytest.param("float16", marks=pytest.mark.slow), "bfloat16"])
 def test_both_paths_on_every_half_pattern(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
     """Averages (1x1: the conversions themselves; 2x2 and 3x3: sums rounded back) and maxima
     of all 65,536 bit patterns: the compiled path, the numpy path and numpy's own conversions

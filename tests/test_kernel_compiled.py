@@ -111,6 +111,7 @@ def cases(draw: st.DrawFn) -> tuple[PoolPlan, np.ndarray]:
     return p, values_for(rng, shape, name, draw(st.sampled_from(["normal", "ties", "special"])))
 
 
+@pytest.mark.slow
 @given(case=cases(), threads=st.sampled_from([1, 2]))
 def test_compiled_is_the_numpy_core_and_the_reference(
     case: tuple[PoolPlan, np.ndarray], threads: int

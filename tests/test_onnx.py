@@ -98,13 +98,16 @@ def _node_cases(node_classes: dict[str, Any], module: str, export: str) -> list[
     ]
 
 
-def _pytorch_converted() -> list[Path]:
+def _pytorch_converted() -> list[Any]:
     try:
         import onnx
     except ImportError:
         return []
     folder = Path(onnx.__file__).parent / "backend" / "test" / "data" / "pytorch-converted"
-    return sorted(p for p in folder.iterdir() if "Pool" in p.name and (p / "model.onnx").exists())
+    found = sorted(p for p in folder.iterdir() if "Pool" in p.name and (p / "model.onnx").exists())
+    # the 3-D cases are the long ones: they run with the slow sweeps
+    slow = pytest.mark.slow
+    return [pytest.param(p, marks=slow) if "3d" in p.name else p for p in found]
 
 
 def _attrs(node: Any) -> dict[str, Any]:
