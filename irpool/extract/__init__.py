@@ -358,7 +358,10 @@ class _IrWork(_Work):
 
         with refusals("openvino", self.graph.path):
             found, missing = openvino_rt.probe_layers(
-                self.graph.path, [self.name], self.arrays, self.precision, held=False
+                self.graph.path,
+                [self.name],
+                self.arrays,
+                openvino_rt.LayerProbe(self.precision, held=False),
             )
         if missing:
             raise UsageError(
@@ -426,7 +429,10 @@ class _IrWork(_Work):
         names = sorted({r[0] for r in readers.values()})
         with refusals("openvino", self.graph.path):
             found, _ = openvino_rt.probe_layers(
-                self.graph.path, names, self.arrays, self.precision, held=False, outputs=False
+                self.graph.path,
+                names,
+                self.arrays,
+                openvino_rt.LayerProbe(self.precision, held=False, outputs=False),
             )
         out = {}
         for f in wanted:
