@@ -174,13 +174,13 @@ def extract(
     `seed` in [low, high)).  `runtime` (ONNX models): openvino (its conversion, as
     convert-report audits it; the default) or onnxruntime.  With `verify`, repro.py is run once
     in a child process and its exit code recorded.  Returns an ExtractResult."""
-    from ..api import _full_model
+    from ..api import _Draw, _full_model
 
     options = ExtractOptions(
         convention, runtime, precision, atol, rtol, minimize, grow, force, verify
     )
-    draws = (seed, low, high, cast)
-    with _full_model(model, inputs, input_shapes, draws, "extract needs a full model") as full:
+    how = _Draw(input_shapes, seed, low, high, cast)
+    with _full_model(model, inputs, how, "extract needs a full model") as full:
         graph, arrays = full
         return extract_layer(graph, layer, outdir, arrays, options)
 
@@ -358,7 +358,10 @@ class _IrWork(_Work):
 
         with refusals("openvino", self.graph.path):
             found, missing = openvino_rt.probe_layers(
-                self.graph.path, [self.name], self.arrays, self.precision, held=False
+                self.graph.path,
+                [self.name],
+                self.arrays,
+                openvino_rt.LayerProbe(self.precision, held=False),
             )
         if missing:
             raise UsageError(
@@ -426,7 +429,10 @@ class _IrWork(_Work):
         names = sorted({r[0] for r in readers.values()})
         with refusals("openvino", self.graph.path):
             found, _ = openvino_rt.probe_layers(
-                self.graph.path, names, self.arrays, self.precision, held=False, outputs=False
+                self.graph.path,
+                names,
+                self.arrays,
+                openvino_rt.LayerProbe(self.precision, held=False, outputs=False),
             )
         out = {}
         for f in wanted:
