@@ -174,13 +174,13 @@ def extract(
     `seed` in [low, high)).  `runtime` (ONNX models): openvino (its conversion, as
     convert-report audits it; the default) or onnxruntime.  With `verify`, repro.py is run once
     in a child process and its exit code recorded.  Returns an ExtractResult."""
-    from ..api import _full_model
+    from ..api import _Draw, _full_model
 
     options = ExtractOptions(
         convention, runtime, precision, atol, rtol, minimize, grow, force, verify
     )
-    draws = (seed, low, high, cast)
-    with _full_model(model, inputs, input_shapes, draws, "extract needs a full model") as full:
+    how = _Draw(input_shapes, seed, low, high, cast)
+    with _full_model(model, inputs, how, "extract needs a full model") as full:
         graph, arrays = full
         return extract_layer(graph, layer, outdir, arrays, options)
 
