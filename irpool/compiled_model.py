@@ -687,8 +687,9 @@ class CompiledModel:
         self, bound: Bound, optional: list[Any], plugin: bool
     ) -> tuple[Callable[[list[Any]], list[Any]], LayerPath]:
         """A windowed layer of an f16 or bf16 input (the plugin's way: widened to f32, pooled,
-        rounded to the input's type at the Result it feeds) on the plan for data of that type, as compile_pool runs it: the
-        compiled kernel widens and rounds as it goes (bit-identical to the numpy core)."""
+        rounded to the input's type at the Result it feeds) on the plan for data of that type,
+        as compile_pool runs it: the compiled kernel widens and rounds as it goes
+        (bit-identical to the numpy core)."""
         rn = _run_module()
         from .kernel.prepared import PreparedPool
 
