@@ -533,8 +533,13 @@ class CompiledModel:
                 return self._elementwise_step(layer, execute, elementwise, optional, moving)
             return elementwise.run, None
         if role == "quantize":
+            quantize: Any = None
+            if prepare and self.kernel_path != "numpy":
+                from .kernel.glue_compiled import fake_quantize as quantize
             return (
-                lambda v: [rn._fake_quantize(layer, [x for x in v if x is not None], plugin, [])]
+                lambda v: [
+                    rn._fake_quantize(layer, [x for x in v if x is not None], plugin, [], quantize)
+                ]
             ), None
         if not spec.pooling:
             raise _Unknown(role)
