@@ -22,6 +22,7 @@ names another)."""
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import platform
@@ -95,6 +96,13 @@ WINDOWED = tuple(BY_NAME[name] for name in JUDGED_WINDOWED)
 """The bench's judged windowed workloads (bench/workloads.py: the float32 ones where openvino
 runs its jit kernels, and the float16 ones) as one-layer IRs: AvgPool-1 or MaxPool-8 as
 converters emit them (peers.openvino_model); avg7_s1 among them."""
+
+BF16 = tuple(
+    dataclasses.replace(BY_NAME[name], name=f"bf16_{name}", dtype="bfloat16")
+    for name in ("avg2x2", "resnet_max", "f16_avg", "f16_max")
+)
+"""bfloat16 one-layer IRs (`--bf16`): the same layers on a bf16 Parameter (the plugin keeps
+bf16 on a CPU without AVX512_BF16 too: it widens, pools and rounds at the Result)."""
 
 Any_Workload = ModelWorkload | Workload
 
@@ -174,8 +182,23 @@ def openvino_peer(path: Path, x: np.ndarray) -> tuple[Callable[[], Any], Callabl
     }
     compiled = core.compile_model(core.read_model(str(path)), "CPU", config)
     request = compiled.create_infer_request()
-    request.set_input_tensor(ov.Tensor(x, shared_memory=True))
-    return request.infer, lambda: np.array(request.get_output_tensor(0).data)
+    if x.dtype.name == "bfloat16":
+        tensor = ov.Tensor(ov.Type.bf16, list(x.shape))
+        tensor.data.view(np.uint16)[...] = x.view(np.uint16)
+    else:
+        tensor = ov.Tensor(x, shared_memory=True)
+    request.set_input_tensor(tensor)
+
+    def values() -> np.ndarray:
+        out = request.get_output_tensor(0)
+        data = np.array(out.data)
+        if out.element_type == ov.Type.bf16:  # bf16 data comes as float16-typed bits
+            from irpool.model import bfloat16
+
+            data = data.view(np.uint16).view(bfloat16())
+        return data
+
+    return request.infer, values
 
 
 def irpool_peer(
@@ -280,8 +303,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--chains", action="store_true", help="pooling layers with their per-element glue too"
     )
+    parser.add_argument("--bf16", action="store_true", help="bfloat16 one-layer IRs too")
     args = parser.parse_args(argv)
-    chosen = [*JUDGED, *(WINDOWED if args.windowed else ()), *(CHAINS if args.chains else ())]
+    chosen = [
+        *JUDGED,
+        *(WINDOWED if args.windowed else ()),
+        *(CHAINS if args.chains else ()),
+        *(BF16 if args.bf16 else ()),
+    ]
     chosen = [w for w in chosen if not args.only or w.name in args.only]
     results = []
     with tempfile.TemporaryDirectory() as tmp:
@@ -304,6 +333,7 @@ def main(argv: list[str] | None = None) -> int:
         ("", {w.name for w in JUDGED}),
         ("windowed ", set(JUDGED_WINDOWED)),
         ("chains ", {w.name for w in CHAINS}),
+        ("bf16 ", {w.name for w in BF16}),
     )
     for label, names in groups:
         group = [r for r in results if r["workload"] in names]

@@ -8,8 +8,10 @@ Bit-identical to `irpool.run` by construction: every layer runs through the same
 declared type, not a constant) runs its prepared plan directly: a windowed layer through
 `PreparedPool` (numpy core or the compiled path), a layer of another family through
 `kernel.family_compiled.prepare` (the numba kernels where they serve the plan); a windowed
-layer of an f16 input that only Results read runs the plan for f16 data (the kernel widens to
-float32 and rounds back as the plugin does around the layer and its Result).  Each program
+layer of an f16 or bf16 input that only Results read runs the plan for data of that type (the
+kernel widens to float32 and rounds back as the plugin does around the layer and its Result).
+Glue computed per element on plain tensors (Convert, Multiply, ReLU, ...) runs on plain arrays,
+on the numba kernels of kernel/glue_compiled.py where one serves it.  Each program
 is checked once against `run.run_graph` on a random input when it is built; where they differ
 (a bug) the program drops its prepared steps and says so in `why`.
 """
@@ -531,8 +533,13 @@ class CompiledModel:
                 return self._elementwise_step(layer, execute, elementwise, optional, moving)
             return elementwise.run, None
         if role == "quantize":
+            quantize: Any = None
+            if prepare and self.kernel_path != "numpy":
+                from .kernel.glue_compiled import fake_quantize as quantize
             return (
-                lambda v: [rn._fake_quantize(layer, [x for x in v if x is not None], plugin, [])]
+                lambda v: [
+                    rn._fake_quantize(layer, [x for x in v if x is not None], plugin, [], quantize)
+                ]
             ), None
         if not spec.pooling:
             raise _Unknown(role)
@@ -625,7 +632,12 @@ class CompiledModel:
         if not prepare or bound.spec.kind == "qlinear" or src is None:
             why = "a quantized layer" if bound.spec.kind == "qlinear" else "its input is constant"
             return self._interpreted(bound, interpreted, why)
-        if plugin and _plain(src) and src.declared == "f16" and self._results_only(bound.layer):
+        if (
+            plugin
+            and _plain(src)
+            and src.declared in ("f16", "bf16")
+            and self._results_only(bound.layer)
+        ):
             return self._half_step(bound, optional, plugin)
         if not _plain(src) or src.declared != "f32":
             return self._interpreted(
@@ -679,14 +691,18 @@ class CompiledModel:
     def _half_step(
         self, bound: Bound, optional: list[Any], plugin: bool
     ) -> tuple[Callable[[list[Any]], list[Any]], LayerPath]:
-        """A windowed layer of an f16 input (the plugin's way: widened to f32, pooled, rounded
-        to f16 at the Result it feeds) on the plan for f16 data, as compile_pool runs it: the
-        compiled kernel widens and rounds as it goes (bit-identical to the numpy core)."""
+        """A windowed layer of an f16 or bf16 input (the plugin's way: widened to f32, pooled,
+        rounded to the input's type at the Result it feeds) on the plan for data of that type,
+        as compile_pool runs it: the compiled kernel widens and rounds as it goes
+        (bit-identical to the numpy core)."""
         rn = _run_module()
         from .kernel.prepared import PreparedPool
 
         p, _ = rn._pool(bound, optional, self.convention, None, True, plugin, False)
-        half = bound.plan(tuple(optional[0].array.shape), "float16")
+        x = optional[0].array
+        half = bound.plan(
+            tuple(x.shape), "bfloat16" if optional[0].declared == "bf16" else "float16"
+        )
         keep = bool(p.indices and bound.indices_used)  # unread indices: the values alone
         if half.indices != keep:
             half = dataclasses.replace(half, indices=keep)

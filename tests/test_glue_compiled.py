@@ -222,3 +222,87 @@ def test_a_chain_of_glue_runs_compiled(tmp_path: Path, element_type: str) -> Non
     assert {g.path for g in numpy_f.glue} == {"numpy"}
     for name, value in numpy_f(x).items():
         assert exact(value, expected[name]), name
+
+
+# -- FakeQuantize --------------------------------------------------------------------------------
+
+
+def _fq_params(rng: np.random.Generator, shape: tuple[int, ...], per_channel: bool) -> Any:
+    from irpool import lpt
+
+    c = shape[1] if per_channel else 1
+    lo = -rng.uniform(0.1, 3.0, c).astype(np.float32)
+    hi = rng.uniform(0.1, 3.0, c).astype(np.float32)
+    ranges = [lo, hi, lo * np.float32(0.5), hi * np.float32(1.5)]
+    ranges = [r.reshape(1, c, 1, 1) for r in ranges]
+    return lpt.fq_params(int(rng.choice([255, 256, 16])), ranges, len(shape))
+
+
+@pytest.mark.parametrize("per_channel", [False, True])
+@pytest.mark.parametrize("fused,fma_out", [(False, None), (True, None), (False, True)])
+def test_fake_quantize_as_the_plugin(per_channel: bool, fused: bool, fma_out: Any) -> None:
+    from irpool import lpt
+    from irpool.kernel.glue_compiled import _fq_constants, fake_quantize
+
+    rng = np.random.default_rng(5)
+    shape = (2, 6, 7, 9)
+    for _ in range(3):
+        p = _fq_params(rng, shape, per_channel)
+        x = float32_specials(rng, int(np.prod(shape))).reshape(shape)
+        x[0, 0, 0, : p.il.size] = p.il.reshape(-1)  # the bounds themselves
+        x[0, 1, 0, :] = rng.uniform(-4, 4, shape[3]).astype(np.float32) * 1e-3
+        codes_like = np.rint(rng.uniform(-10, 300, shape)).astype(np.float32)  # ties at .5
+        codes_like[0, 0, 1, :4] = [0.5, 1.5, -0.5, 254.5]
+        assert _fq_constants(shape, p) != ()  # the kernel serves them
+        for data in (x, codes_like):
+            got = fake_quantize(data, p, fused, fma_out)
+            assert exact(got, lpt.cpu_fake_quantize(data, p, fused, fma_out))
+
+
+def test_fake_quantize_leaves_zero_bounds_and_nan_to_numpy() -> None:
+    from irpool import lpt
+    from irpool.kernel.glue_compiled import _fq_constants, fake_quantize
+
+    shape = (1, 3, 4, 4)
+    x = float32_specials(np.random.default_rng(6), 48).reshape(shape)
+    zero = lpt.fq_params(256, [np.float32(0), np.float32(2)] * 2, 4)
+    nan = lpt.fq_params(256, [np.float32(-1), np.float32(np.nan)] * 2, 4)
+    fine = lpt.fq_params(256, [np.float32(-1), np.float32(2)] * 2, 4)
+    assert _fq_constants(shape, zero) == () and _fq_constants(shape, nan) == ()
+    assert _fq_constants(shape, fine) != ()
+    for p in (zero, nan, fine):
+        assert exact(fake_quantize(x, p), lpt.cpu_fake_quantize(x, p))
+
+
+def test_a_quantized_chain_through_compile_model(tmp_path: Path) -> None:
+    """Parameter -> FakeQuantize (256 levels, per channel) -> AvgPool 2x2/2 -> FakeQuantize
+    -> Result: the compiled FakeQuantize gives irpool.run's bits."""
+    shape = [1, 4, 8, 8]
+    net = NetBuilder("fq")
+    x = net.parameter("x", shape)
+    lo = net.const("lo", np.asarray([-2.0, -1.0, -0.5, -3.0], np.float32).reshape(1, 4, 1, 1))
+    hi = net.const("hi", np.asarray([2.0, 1.5, 0.25, 1.0], np.float32).reshape(1, 4, 1, 1))
+    fq = net.op(
+        "FakeQuantize", "opset1", "fq", {"levels": "256"}, [x, lo, hi, lo, hi], [(shape, "f32")]
+    )
+    out = [1, 4, 4, 4]
+    attrs = {"kernel": "2,2", "strides": "2,2", "pads_begin": "0,0", "pads_end": "0,0"}
+    attrs["exclude-pad"] = "true"
+    pool = net.op("AvgPool", "opset1", "pool", attrs, [fq[0]], [(out, "f32")])
+    lo2, hi2 = net.const("lo2", np.float32(-1.5)), net.const("hi2", np.float32(1.25))
+    fq2 = net.op(
+        "FakeQuantize",
+        "opset1",
+        "fq2",
+        {"levels": "256"},
+        [pool[0], lo2, hi2, lo2, hi2],
+        [(out, "f32")],
+    )
+    net.result("y", fq2[0])
+    path = save(net, tmp_path)
+    x_in = float32_specials(np.random.default_rng(7), 256).reshape(shape)
+    expected = irpool.run(path, x_in).outputs
+    f = irpool.compile_model(path, threads=1)
+    for _ in range(2):
+        got = f(x_in)
+        assert exact(got["y"], expected["y"])

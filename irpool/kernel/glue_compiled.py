@@ -128,3 +128,55 @@ def prepare_elementwise(
 
     multiply(np.zeros(1, _F32), np.ones(1, _F32), 1, 1, np.empty(1, _F32))
     return run_multiply, "compiled (numba): Multiply of float32"
+
+
+def fake_quantize(x: Array, p: Any, fused: bool = False, fma_out: bool | None = None) -> Array:
+    """lpt.cpu_fake_quantize (same arguments, the same bits) on numba_glue's kernel where it
+    serves: float32 data, constants that vary along one run of axes, no NaN among the
+    constants and no zero among the clamp bounds (numpy's maximum and minimum pick a zero's
+    sign by their loop); else lpt.cpu_fake_quantize itself."""
+    from .. import lpt
+
+    if not installed() or x.dtype != _F32 or x.size == 0:
+        return lpt.cpu_fake_quantize(x, p, fused, fma_out)
+    key = (
+        tuple(x.shape),
+        p.levels,
+        *((np.shape(c), np.asarray(c).tobytes()) for c in (p.il, p.ih, p.ol, p.oh)),
+    )
+    consts = _FQ_CONSTANTS.get(key)
+    if consts is None:
+        consts = _fq_constants(tuple(x.shape), p)
+        if len(_FQ_CONSTANTS) >= 64:
+            _FQ_CONSTANTS.clear()
+        _FQ_CONSTANTS[key] = consts
+    if not consts:
+        return lpt.cpu_fake_quantize(x, p, fused, fma_out)
+    out = np.empty(x.shape, _F32)
+    kernels().fake_quantize(
+        _flat(x), *consts, fused, fused if fma_out is None else fma_out, out.reshape(-1)
+    )
+    return out
+
+
+_FQ_CONSTANTS: dict[Any, tuple[Any, ...]] = {}
+"""The kernel's constants per data shape and FakeQuantize constants (a model's FQs call with
+the same ones every time); () where the kernel does not serve them."""
+
+
+def _fq_constants(shape: tuple[int, ...], p: Any) -> tuple[Any, ...]:
+    """(il, ih, isc, ish, osc, ol flat along their run of axes, mid, inner), or ()."""
+    from .. import lpt
+
+    isc, ish, osc = lpt._scales(p)
+    consts = [p.il, p.ih, isc, ish, osc, p.ol]
+    try:
+        common = np.broadcast_shapes(*(np.shape(c) for c in consts))
+    except ValueError:
+        return ()
+    fit = _pattern(shape, tuple(common))
+    flat = [np.broadcast_to(np.asarray(c, _F32), common).reshape(-1) for c in consts]
+    if fit is None or any(np.isnan(c).any() for c in flat) or not (flat[0].all() and flat[1].all()):
+        return ()
+    kernels()  # numba imported here, not on a timed call
+    return (*flat, *fit)

@@ -58,3 +58,32 @@ def unary(x, op, out):
     else:
         for i in range(x.size):
             out[i] = np.sqrt(x[i])
+
+
+@njit(**OPTS)
+def fake_quantize(x, il, ih, isc, ish, osc, ol, mid, inner, fused, fma_out, out):
+    """The CPU plugin's FakeQuantize as lpt.cpu_fake_quantize computes it, the six constants
+    varying along the middle of (outer, mid, inner) only: clamp to [il, ih] (NaN passes),
+    x * isc + ish (one rounding through float64 where `fused`), round half to even, then
+    steps * osc + ol (one rounding where `fma_out`)."""
+    block = mid * inner
+    for o in range(0, x.size, block):
+        for m in range(mid):
+            lo, hi, a, b, c, d = il[m], ih[m], isc[m], ish[m], osc[m], ol[m]
+            base = o + m * inner
+            src = x[base : base + inner]
+            dst = out[base : base + inner]
+            for i in range(inner):
+                v = src[i]
+                if v == v:
+                    v = lo if v < lo else v
+                    v = hi if v > hi else v
+                if fused:
+                    t = np.float32(np.float64(v) * np.float64(a) + np.float64(b))
+                else:
+                    t = v * a + b
+                s = np.rint(t)
+                if fma_out:
+                    dst[i] = np.float32(np.float64(s) * np.float64(c) + np.float64(d))
+                else:
+                    dst[i] = s * c + d
