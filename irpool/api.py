@@ -375,6 +375,7 @@ def fixtures(
 
     Returns the fixtures Report: `.written`, `.statuses` (with `verify`), `.index` (the
     manifest as written), `.to_json()` (schema irpool.fixtures-summary/1)."""
+    from .conventions import target
     from .fixtures import generate, plan_cases
 
     if verify:
@@ -391,7 +392,9 @@ def fixtures(
         input_shapes=input_shapes,
         data_set=data_set,
     )
-    return generate(os.fspath(outdir), cases, settings, skipped, force, resume, verify, progress)
+    folder = os.fspath(outdir)
+    machine = target()  # the one modelled here (conventions.use_target, IRPOOL_OV_ISA, the CPU)
+    return generate(folder, cases, settings, skipped, force, resume, verify, progress, machine)
 
 
 def pool(

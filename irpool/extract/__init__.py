@@ -34,6 +34,7 @@ from .. import conventions
 from ..errors import IrpoolError, OutputError, UsageError, Where
 from ..files import exists_in_folder
 from ..model import Graph, Layer
+from ..target import PluginIsa
 from .judge import (
     Verdict,
     diagnose_ir,
@@ -228,6 +229,7 @@ def extract_layer(
         if runtime not in (None, "openvino"):
             raise UsageError(f"runtime={runtime!r}: an IR runs on openvino")
         work = _IrWork(graph, target, arrays, o.convention, o.precision, o.atol, o.rtol)
+    work.isa = conventions.target().isa  # chosen where irpool was entered (cli.main, the API)
     with tempfile.TemporaryDirectory(prefix="irpool-extract-") as scratch:
         return work.run(scratch, outdir, o.minimize, o.grow, o.force, o.verify)
 
@@ -251,6 +253,8 @@ class _Work(ABC):
     kept: list[str]
     dynamic: bool
     notes: list[str]
+    isa: PluginIsa
+    """The instruction set of openvino's CPU plugin modelled (the bundle names it)."""
 
     @abstractmethod
     def judge(self, scratch: str, arrays: Mapping[str, Array]) -> Verdict:
@@ -666,8 +670,9 @@ class _OnnxWork(_Work):
         return [p.names[0] for p in self.target.outputs if p.names and p.names[0]]
 
 
-def machine() -> dict[str, str]:
-    """The CPU and the instruction set openvino's plugin runs with, as a bug report gives them."""
+def machine(isa: PluginIsa) -> dict[str, str]:
+    """The CPU, and the instruction set `isa` of openvino's plugin that irpool modelled, as a
+    bug report gives them."""
     cpu = platform.processor() or platform.machine()
     try:
         with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as handle:
@@ -677,7 +682,6 @@ def machine() -> dict[str, str]:
                     break
     except OSError:
         pass
-    isa = conventions.target().isa
     return {
         "cpu": cpu,
         "isa": isa.title,
