@@ -306,3 +306,24 @@ def test_a_quantized_chain_through_compile_model(tmp_path: Path) -> None:
     for _ in range(2):
         got = f(x_in)
         assert exact(got["y"], expected["y"])
+
+
+def test_a_constant_first_keeps_the_program_on_arrays(tmp_path: Path) -> None:
+    """Multiply(Const, x) before a MaxPool: numpy's product on plain arrays (the kernel takes
+    the computed tensor first only), the same bits as irpool.run."""
+    shape = [1, 3, 6, 6]
+    net = NetBuilder("first")
+    x = net.parameter("x", shape)
+    c = net.const("c", np.asarray([0.5, -2.0, 3.0], np.float32).reshape(1, 3, 1, 1))
+    mul = net.op("Multiply", "opset1", "mul", {}, [c, x], [(shape, "f32")])
+    attrs = {"kernel": "2,2", "strides": "2,2", "pads_begin": "0,0", "pads_end": "0,0"}
+    pool = net.op("MaxPool", "opset1", "pool", attrs, [mul[0]], [([1, 3, 3, 3], "f32")])
+    net.result("y", pool[0])
+    path = save(net, tmp_path)
+    x_in = float32_specials(np.random.default_rng(8), 108).reshape(shape)
+    f = irpool.compile_model(path, threads=1)
+    for _ in range(2):
+        assert exact(f(x_in)["y"], irpool.run(path, x_in).outputs["y"])
+    program = f._last[1] if f._last else None
+    assert program is not None and program.arrays is not None
+    assert [(g.type, g.path) for g in f.glue] == [("Multiply", "numpy")]
