@@ -110,7 +110,11 @@ class Unpool(Family):
         )
 
     def infer(
-        self, params: FamilyParams, shape: Shape | None, convention: Convention
+        self,
+        params: FamilyParams,
+        shape: Shape | None,
+        convention: Convention,
+        unknown: tuple[bool, ...] = (),
     ) -> tuple[Shape | None, tuple[str, ...]]:
         assert isinstance(params, UnpoolParams)
         if params.output_shape is not None:
