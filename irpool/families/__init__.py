@@ -41,6 +41,8 @@ if TYPE_CHECKING:
 Array = npt.NDArray[Any]
 Values = Mapping[int, tuple[int, ...]]
 """Integer values of a layer's constant (or given) inputs, by input index."""
+Marks = tuple[bool, ...]
+"""Per input dim: written -1 (unknown) in the file."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -129,11 +131,7 @@ class Family(ABC):
         as the runtime checks them."""
 
     def infer(
-        self,
-        params: FamilyParams,
-        shape: Shape | None,
-        convention: Convention,
-        unknown: tuple[bool, ...] = (),
+        self, params: FamilyParams, shape: Shape | None, convention: Convention, unknown: Marks = ()
     ) -> tuple[Shape | None, tuple[str, ...]]:
         """The output shape and one formula per output axis; nothing where the input shape is
         unknown (a family whose output shape can come from elsewhere overrides this).
@@ -157,22 +155,10 @@ class Family(ABC):
 
     def with_use(self, params: Any, indices_used: bool) -> Any:
         """The params of a layer whose indices output is used (or not), where the params say
-        so (an adaptive max pool's)."""
+        so (a max pool's)."""
         if hasattr(params, "indices_used"):
             return replace(params, indices_used=indices_used)
         return params
-
-    def layer_plan(
-        self,
-        params: Any,
-        shape: tuple[int, ...],
-        dtype: str,
-        convention: Convention,
-        indices_used: bool,
-    ) -> Plan:
-        """The plan `Bound.plan` asks for: `plan`, told whether the indices are used where the
-        params do not carry it (windowed pooling)."""
-        return self.plan(params, shape, dtype, convention)
 
     def output_types(self, params: FamilyParams, input_type: str | None) -> list[str | None]:
         """Element types of the outputs for an input of `input_type`."""

@@ -24,7 +24,7 @@ from ..comparison import rounding_bound
 from ..conventions import Convention
 from ..geometry import PoolParams, PoolPlan
 from ..model import Shape
-from . import Array, Explained, Family, Values
+from . import Array, Explained, Family, Marks, Values
 
 if TYPE_CHECKING:
     from ..model import Layer
@@ -44,11 +44,7 @@ class Windows(Family):
         return reader(spec, layer, rank)
 
     def infer(
-        self,
-        params: Any,
-        shape: Shape | None,
-        convention: Convention,
-        unknown: tuple[bool, ...] = (),
+        self, params: Any, shape: Shape | None, convention: Convention, unknown: Marks = ()
     ) -> tuple[Shape | None, tuple[str, ...]]:
         return geometry.infer_shape(params, shape, convention, unknown)
 
@@ -60,18 +56,7 @@ class Windows(Family):
     def plan(
         self, params: Any, shape: tuple[int, ...], dtype: str, convention: Convention
     ) -> PoolPlan:
-        return geometry.plan(params, shape, convention, True, dtype)
-
-    def layer_plan(
-        self,
-        params: Any,
-        shape: tuple[int, ...],
-        dtype: str,
-        convention: Convention,
-        indices_used: bool,
-    ) -> PoolPlan:
-        """A PoolParams does not carry whether the indices are used: the planner takes it."""
-        return geometry.plan(params, shape, convention, indices_used, dtype)
+        return geometry.plan(params, shape, convention, params.indices_used, dtype)
 
     def output_types(self, params: Any, input_type: str | None) -> list[str | None]:
         index = "i32" if params.index_dtype == "int32" else "i64"

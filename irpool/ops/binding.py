@@ -1,13 +1,15 @@
 """bind(graph, layer): the one reader of a pooling layer's attributes.
 
-A layer becomes a `Bound`: its registry entry, its attributes read into PoolParams, the
+A layer becomes a `Bound`: its registry entry, its family (windowed pooling, adaptive pooling,
+a reduction, ...: `Bound.family`), its attributes read by the family into its params, the
 convention it runs under, and what the graph says about it (whether its indices output is used,
 its constant inputs).  Nothing after `bind` reads a layer's attributes again:
 
-* `Bound.plan(shape, dtype)` is the dtype-complete PoolPlan that the kernel executes, `explain`
-  prints and `compare` computes with (made once per shape and dtype, then reused);
-* `Bound.infer(shape)` is the output shape `check` reports, on interval dims, derived from the
-  same per-axis geometry.
+* `Bound.plan(shape, dtype)` is the dtype-complete plan (a windowed layer's PoolPlan, another
+  family's FamilyPlan) that the kernel executes, `explain` prints and `compare` computes with
+  (made once per shape, dtype and convention, then reused);
+* `Bound.infer(shape)` is the output shape `check` reports, on interval dims, by the same
+  family's rules.
 """
 
 from __future__ import annotations
@@ -106,11 +108,11 @@ class Bound:
         """The layer's params (a PoolParams for windowed pooling, the family's params
         otherwise) for an input of `rank` dims (None: unknown rank) and the values of its value
         inputs (constants, or `given`), with the runtime's checks; errors name the layer."""
-        if self.given is not None:
-            return self.given
         family = self.family
-        values = self.values(given)
         used = self.indices_used if indices_used is None else indices_used
+        if self.given is not None:
+            return family.with_use(self.given, used)
+        values = self.values(given)
         key = (rank, tuple(sorted(values.items())), used)
 
         def read() -> Any:
@@ -147,7 +149,7 @@ class Bound:
                     f"computes it under the {', '.join(family.conventions)} convention(s)"
                 )
             shape = tuple(int(n) for n in self._layout(tuple(input_shape)))
-            return family.layer_plan(params, shape, name, cv, used)
+            return family.plan(params, shape, name, cv)
 
         return self._kept(self._plans, key, make)
 
