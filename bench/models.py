@@ -22,6 +22,7 @@ names another)."""
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import platform
@@ -54,9 +55,13 @@ class ModelWorkload:
     shape: tuple[int, ...]
     axes: tuple[int, ...] = ()
     out: tuple[int, ...] = ()
+    dtype: str = "float32"
 
     def input(self) -> np.ndarray:
-        return np.random.default_rng(0).standard_normal(self.shape).astype(np.float32)
+        rng = np.random.default_rng(0)
+        if self.dtype == "uint8":
+            return rng.integers(0, 256, self.shape, dtype=np.uint8)
+        return rng.standard_normal(self.shape).astype(self.dtype)
 
 
 JUDGED_WINDOWED = JUDGED_F32 + JUDGED_F16
@@ -76,10 +81,28 @@ JUDGED = (
 W; ReduceSum over the channels; ReduceL2 over H, W; AdaptiveAvgPool-8 (VGG's 14x14 -> 7x7, a
 global 13x13 -> 1x1) and AdaptiveMaxPool-8 (AlexNet's 13x13 -> 6x6, indices unread)."""
 
+CHAINS = (
+    ModelWorkload("u8_convert_avg_mul", "ConvertAvgMultiply", (1, 64, 56, 56), dtype="uint8"),
+    ModelWorkload("max_mul_relu", "MaxMultiplyRelu", (1, 64, 112, 112)),
+    ModelWorkload("f16_convert_max_mul", "ConvertMaxMultiply", (1, 64, 56, 56), dtype="float16"),
+    ModelWorkload("fq_avg_fq", "FqAvgFq", (1, 64, 56, 56)),
+)
+"""Pooling layers with the glue around them that runs per element (`--chains`): a u8 image
+converted to f32, a 3x3/2 average (pads excluded) and a per-channel scale; ResNet's stem max
+pool scaled and rectified; an f16 input converted to f32, max-pooled 2x2/2 and scaled by a
+scalar; a quantized average (FakeQuantize, 256 levels, before and after a 2x2/2 AvgPool)."""
+
 WINDOWED = tuple(BY_NAME[name] for name in JUDGED_WINDOWED)
 """The bench's judged windowed workloads (bench/workloads.py: the float32 ones where openvino
 runs its jit kernels, and the float16 ones) as one-layer IRs: AvgPool-1 or MaxPool-8 as
 converters emit them (peers.openvino_model); avg7_s1 among them."""
+
+BF16 = tuple(
+    dataclasses.replace(BY_NAME[name], name=f"bf16_{name}", dtype="bfloat16")
+    for name in ("avg2x2", "resnet_max", "f16_avg", "f16_max")
+)
+"""bfloat16 one-layer IRs (`--bf16`): the same layers on a bf16 Parameter (the plugin keeps
+bf16 on a CPU without AVX512_BF16 too: it widens, pools and rounds at the Result)."""
 
 Any_Workload = ModelWorkload | Workload
 
@@ -88,7 +111,10 @@ def openvino_model(w: ModelWorkload) -> Any:
     import openvino as ov
     from openvino import opset1, opset4, opset8
 
-    x = opset1.parameter(list(w.shape), ov.Type.f32, name="x")
+    types = {"float32": ov.Type.f32, "float16": ov.Type.f16, "uint8": ov.Type.u8}
+    x = opset1.parameter(list(w.shape), types[w.dtype], name="x")
+    if w in CHAINS:
+        return ov.Model([opset1.result(_chain(w, x).output(0))], [x], w.name)
     node: Any
     axes = opset1.constant(np.array(w.axes or (0,), np.int64))
     size = opset1.constant(np.array(w.out or (1,), np.int64))
@@ -107,6 +133,31 @@ def openvino_model(w: ModelWorkload) -> Any:
     else:
         node = opset1.avg_pool(x, [1, 1], [3, 3], [3, 3], [7, 7], True)
     return ov.Model([opset1.result(node.output(0))], [x], w.name)
+
+
+def _chain(w: ModelWorkload, x: Any) -> Any:
+    """The layers of a chain workload after its Parameter."""
+    import openvino as ov
+    from openvino import opset1, opset8
+
+    channels = w.shape[1]
+    scale = np.linspace(0.5, 1.5, channels, dtype=np.float32).reshape(1, channels, 1, 1)
+    if w.op == "ConvertAvgMultiply":
+        f = opset1.convert(x, ov.Type.f32)
+        pool = opset1.avg_pool(f, [2, 2], [1, 1], [1, 1], [3, 3], True, "floor")
+        return opset1.multiply(pool, opset1.constant(scale))
+    if w.op == "MaxMultiplyRelu":
+        pool = opset8.max_pool(x, [2, 2], [1, 1], [1, 1], [1, 1], [3, 3], "floor")
+        scaled = opset1.multiply(pool.output(0), opset1.constant(np.float32(-0.75)))
+        return opset1.relu(scaled)
+    if w.op == "ConvertMaxMultiply":
+        f = opset1.convert(x, ov.Type.f32)
+        pool = opset8.max_pool(f, [2, 2], [1, 1], [0, 0], [0, 0], [2, 2], "floor")
+        return opset1.multiply(pool.output(0), opset1.constant(np.float32(0.125)))
+    lo, hi = opset1.constant(np.float32(-2.0)), opset1.constant(np.float32(2.0))
+    fq = opset1.fake_quantize(x, lo, hi, lo, hi, 256)
+    pool = opset1.avg_pool(fq, [2, 2], [0, 0], [0, 0], [2, 2], True, "floor")
+    return opset1.fake_quantize(pool, lo, hi, lo, hi, 256)
 
 
 def write(w: Any_Workload, folder: Path) -> Path:
@@ -131,8 +182,23 @@ def openvino_peer(path: Path, x: np.ndarray) -> tuple[Callable[[], Any], Callabl
     }
     compiled = core.compile_model(core.read_model(str(path)), "CPU", config)
     request = compiled.create_infer_request()
-    request.set_input_tensor(ov.Tensor(x, shared_memory=True))
-    return request.infer, lambda: np.array(request.get_output_tensor(0).data)
+    if x.dtype.name == "bfloat16":
+        tensor = ov.Tensor(ov.Type.bf16, list(x.shape))
+        tensor.data.view(np.uint16)[...] = x.view(np.uint16)
+    else:
+        tensor = ov.Tensor(x, shared_memory=True)
+    request.set_input_tensor(tensor)
+
+    def values() -> np.ndarray:
+        out = request.get_output_tensor(0)
+        data = np.array(out.data)
+        if out.element_type == ov.Type.bf16:  # bf16 data comes as float16-typed bits
+            from irpool.model import bfloat16
+
+            data = data.view(np.uint16).view(bfloat16())
+        return data
+
+    return request.infer, values
 
 
 def irpool_peer(
@@ -234,8 +300,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--windowed", action="store_true", help="the windowed workloads as one-layer IRs too"
     )
+    parser.add_argument(
+        "--chains", action="store_true", help="pooling layers with their per-element glue too"
+    )
+    parser.add_argument("--bf16", action="store_true", help="bfloat16 one-layer IRs too")
     args = parser.parse_args(argv)
-    chosen = [*JUDGED, *(WINDOWED if args.windowed else ())]
+    chosen = [
+        *JUDGED,
+        *(WINDOWED if args.windowed else ()),
+        *(CHAINS if args.chains else ()),
+        *(BF16 if args.bf16 else ()),
+    ]
     chosen = [w for w in chosen if not args.only or w.name in args.only]
     results = []
     with tempfile.TemporaryDirectory() as tmp:
@@ -254,7 +329,13 @@ def main(argv: list[str] | None = None) -> int:
                 flush=True,
             )
     summary = {}
-    for label, names in (("", {w.name for w in JUDGED}), ("windowed ", set(JUDGED_WINDOWED))):
+    groups = (
+        ("", {w.name for w in JUDGED}),
+        ("windowed ", set(JUDGED_WINDOWED)),
+        ("chains ", {w.name for w in CHAINS}),
+        ("bf16 ", {w.name for w in BF16}),
+    )
+    for label, names in groups:
         group = [r for r in results if r["workload"] in names]
         for peer in ("cm1", "cm1np"):
             for basis in BASES:

@@ -9,7 +9,7 @@ import tempfile
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any, Literal, overload
+from typing import Any, Literal, TypedDict, Unpack, overload
 
 import numpy as np
 import numpy.typing as npt
@@ -79,22 +79,43 @@ def _graph_of(model: Model) -> Iterator[Graph]:
         yield load(path)
 
 
+@dataclass(frozen=True)
+class _Draw:
+    """How compare and the ONNX convert report find a full model's inputs: the model reshaped
+    to `input_shapes` (a bare shape: the only input's), and the inputs not given drawn
+    uniformly from `seed` in [low, high) (`cast`: as the command line's --cast)."""
+
+    input_shapes: Mapping[str, Sequence[int]] | Sequence[int] | None = None
+    seed: int = 0
+    low: float = -1.0
+    high: float = 1.0
+    cast: bool = False
+
+
+class ConvertOptions(TypedDict, total=False):
+    """convert_report's keywords beyond layers and tolerances: `input_shapes`, `seed`, `low`,
+    `high` and `cast` (as compare's) for an ONNX model; `route` ('trace' or 'export') for a
+    live PyTorch module (see irpool.audit_ir.convert_report)."""
+
+    input_shapes: Mapping[str, Sequence[int]] | Sequence[int] | None
+    seed: int
+    low: float
+    high: float
+    cast: bool
+    route: str
+
+
 @contextmanager
 def _full_model(
-    model: Model,
-    inputs: Inputs,
-    input_shapes: Mapping[str, Sequence[int]] | Sequence[int] | None,
-    draws: tuple[int, float, float, bool],
-    command: str,
+    model: Model, inputs: Inputs, how: _Draw, command: str
 ) -> Iterator[tuple[Graph, dict[str, Any]]]:
-    """The Graph of a full model (`command` refuses a file of layer fragments), reshaped to
-    `input_shapes`, and its inputs: the given ones, or drawn from `draws` (seed, low, high,
-    cast)."""
+    """The Graph of a full model (`command` refuses a file of layer fragments), reshaped, and
+    its inputs: the given ones, or drawn (see _Draw)."""
     with _graph_of(model) as graph:
         if graph.fragment:
             raise UsageError(f"model: a file of layer fragments; {command}")
-        graph = reshaped(graph, _shapes(input_shapes))
-        arrays, _ = draw(graph, _given(inputs), *draws)
+        graph = reshaped(graph, _shapes(how.input_shapes))
+        arrays, _ = draw(graph, _given(inputs), how.seed, how.low, how.high, how.cast)
         yield graph, arrays
 
 
@@ -252,8 +273,8 @@ def compare(
     Returns a CompareReport: `.passed`, `.layers` (per layer its outputs' metrics and the
     diagnosis), `.to_json()` (schema irpool.compare/1)."""
     _tolerances(atol, rtol)
-    draws = (seed, low, high, cast)
-    with _full_model(model, inputs, input_shapes, draws, "compare needs a full net") as full:
+    how = _Draw(input_shapes, seed, low, high, cast)
+    with _full_model(model, inputs, how, "compare needs a full net") as full:
         graph, arrays = full
         options = CompareOptions(convention, atol, rtol, precision, exact, fail_fast)
         return compare_model(graph, arrays, list(layers) if layers else None, options, progress)
@@ -269,21 +290,15 @@ def _onnx_report(
     model: Model,
     inputs: Inputs,
     layers: Sequence[str] | None,
-    atol: float,
-    rtol: float,
+    tolerances: tuple[float, float],
     exact: bool,
-    input_shapes: Any,
-    seed: int,
-    low: float,
-    high: float,
-    cast: bool,
+    how: _Draw,
 ) -> ConvertReport:
     from .convert_report import convert_report as onnx_report
 
+    atol, rtol = tolerances
     _tolerances(atol, rtol)
-    with _graph_of(model) as graph:
-        graph = reshaped(graph, _shapes(input_shapes))
-        arrays, _ = draw(graph, _given(inputs), seed, low, high, cast)
+    with _full_model(model, inputs, how, "the ONNX report needs a full net") as (graph, arrays):
         return onnx_report(graph, arrays, atol, rtol, list(layers) if layers else None, exact)
 
 
@@ -303,39 +318,26 @@ def convert_report(
     atol: float | None = None,
     rtol: float | None = None,
     exact: bool = False,
-    input_shapes: Mapping[str, Sequence[int]] | Sequence[int] | None = None,
-    seed: int = 0,
-    low: float = -1.0,
-    high: float = 1.0,
-    cast: bool = False,
-    **source: Any,
+    **options: Unpack[ConvertOptions],
 ) -> Any:
     """What openvino's conversion made of each pooling op of `model`.
 
     An ONNX model (a .onnx path, an onnx.ModelProto, or a Graph of one) gets the ONNX report
     (`ConvertReport`: `.same`, `.nodes`, `.to_json()`, schema irpool.convert-report/2); any
     other model (PyTorch, TensorFlow, an IR) goes to irpool's audit of source models when this
-    irpool has it (`irpool.audit_ir.convert_report`, with `source` its own options).
+    irpool has it (`irpool.audit_ir.convert_report`, with `route` its own option); see
+    ConvertOptions for the other keywords.
 
     Tolerances: 0 for ONNX by default (float means get their summation-order allowance unless
     `exact`); 1e-6 and 1e-5 for the other models (`irpool.audit.AUDIT_TOLERANCE`), whose
     frameworks may sum float means in another order; `exact` makes both 0."""
+    given: dict[str, Any] = dict(options)
+    how = _Draw(**{k: given.pop(k) for k in _DRAW_KEYWORDS if k in given})
     if _is_onnx(model):
-        if source:
-            raise UsageError(f"{', '.join(sorted(source))}: not options of the ONNX report")
-        return _onnx_report(
-            model,
-            inputs,
-            layers,
-            0.0 if atol is None else atol,
-            0.0 if rtol is None else rtol,
-            exact,
-            input_shapes,
-            seed,
-            low,
-            high,
-            cast,
-        )
+        if given:
+            raise UsageError(f"{', '.join(sorted(given))}: not options of the ONNX report")
+        tolerances = (0.0 if atol is None else atol, 0.0 if rtol is None else rtol)
+        return _onnx_report(model, inputs, layers, tolerances, exact, how)
     from .audit import AUDIT_TOLERANCE
     from .audit_ir import convert_report as audit
 
@@ -343,8 +345,12 @@ def convert_report(
         raise UsageError("layers: the audit of a PyTorch, TensorFlow or IR model reports every op")
     a = AUDIT_TOLERANCE[0] if atol is None else atol
     r = AUDIT_TOLERANCE[1] if rtol is None else rtol
-    result: Any = audit(model, inputs, atol=0.0 if exact else a, rtol=0.0 if exact else r, **source)
+    result: Any = audit(model, inputs, atol=0.0 if exact else a, rtol=0.0 if exact else r, **given)
     return result
+
+
+_DRAW_KEYWORDS = ("input_shapes", "seed", "low", "high", "cast")
+"""ConvertOptions' keywords that are _Draw's fields (the audit of other models has its own)."""
 
 
 def fixtures(
@@ -369,6 +375,7 @@ def fixtures(
 
     Returns the fixtures Report: `.written`, `.statuses` (with `verify`), `.index` (the
     manifest as written), `.to_json()` (schema irpool.fixtures-summary/1)."""
+    from .conventions import target
     from .fixtures import generate, plan_cases
 
     if verify:
@@ -385,7 +392,9 @@ def fixtures(
         input_shapes=input_shapes,
         data_set=data_set,
     )
-    return generate(os.fspath(outdir), cases, settings, skipped, force, resume, verify, progress)
+    folder = os.fspath(outdir)
+    machine = target()  # the one modelled here (conventions.use_target, IRPOOL_OV_ISA, the CPU)
+    return generate(folder, cases, settings, skipped, force, resume, verify, progress, machine)
 
 
 def pool(

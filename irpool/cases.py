@@ -169,6 +169,28 @@ def _case(key: str, title: str, input: Any, dtype: str = "float32", **systems: A
     return Case(key, title, input, dtype, _nested_shape(input), **systems)
 
 
+_SAME_UPPER_DILATED_OPS: dict[str, tuple[str, int, str, int, dict[str, Any]]] = {
+    "max": ("MaxPool", 8, "MaxPool", 12, {"axis": 0}),
+    "avg": ("AvgPool", 16, "AveragePool", 19, {"exclude_pad": True}),
+}
+"""D4's experiment as max and as average pooling: openvino's op, opset, ONNX's op, opset, and
+the openvino layer's own attributes."""
+
+
+def _same_upper_dilated(key: str, title: str, reduce: str, measured: tuple[Any, Any]) -> Case:
+    """A row of D4's experiment: seven inputs pooled (`reduce`: max or avg) by a kernel of 3
+    dilated by 2 under SAME_UPPER; `measured` is what (openvino, onnxruntime) compute."""
+    ov_op, ov_opset, onnx_op, onnx_opset, ir = _SAME_UPPER_DILATED_OPS[reduce]
+    return _case(
+        key,
+        title,
+        [[_seq(7)]],
+        openvino=_ir(ov_op, ov_opset, 3, 1, 0, 0, auto_pad="same_upper", dilations=2, **ir),
+        onnx=_onnx(onnx_op, onnx_opset, [3], dilations=[2], auto_pad="SAME_UPPER"),
+        expected={"openvino": Outcome(measured[0]), "onnxruntime": Outcome(measured[1])},
+    )
+
+
 def _nested_shape(values: Any) -> tuple[int, ...]:
     shape: list[int] = []
     while isinstance(values, list):
@@ -275,30 +297,18 @@ CASES: tuple[Case, ...] = (
             **_agree(Outcome([[[2.0]]], [[[1]]]), "onnxruntime", "torch"),
         },
     ),
-    _case(
+    # openvino pads 2/2 (k_eff 5): 7 outputs; onnxruntime pads 1/1 (k 3): 5 outputs
+    _same_upper_dilated(
         "D4",
         "SAME_UPPER with dilations: pads from the dilated or the undilated kernel",
-        [[_seq(7)]],
-        openvino=_ir("MaxPool", 8, 3, 1, 0, 0, auto_pad="same_upper", dilations=2, axis=0),
-        onnx=_onnx("MaxPool", 12, [3], dilations=[2], auto_pad="SAME_UPPER"),
-        expected={
-            # openvino pads 2/2 (k_eff 5): 7 outputs; onnxruntime pads 1/1 (k 3): 5 outputs
-            "openvino": Outcome([[[3, 4, 5, 6, 7, 6, 7]]]),
-            "onnxruntime": Outcome([[[4, 5, 6, 7, 6]]]),
-        },
+        "max",
+        ([[[3, 4, 5, 6, 7, 6, 7]]], [[[4, 5, 6, 7, 6]]]),
     ),
-    _case(
+    _same_upper_dilated(
         "D4-avg",
         "SAME_UPPER with dilations, average",
-        [[_seq(7)]],
-        openvino=_ir(
-            "AvgPool", 16, 3, 1, 0, 0, exclude_pad=True, auto_pad="same_upper", dilations=2
-        ),
-        onnx=_onnx("AveragePool", 19, [3], dilations=[2], auto_pad="SAME_UPPER"),
-        expected={
-            "openvino": Outcome([[[2, 3, 3, 4, 5, 5, 6]]]),
-            "onnxruntime": Outcome([[[3, 3, 4, 5, 5]]]),
-        },
+        "avg",
+        ([[[2, 3, 3, 4, 5, 5, 6]]], [[[3, 3, 4, 5, 5]]]),
     ),
     _case(
         "D5",

@@ -111,11 +111,18 @@ def _add_input_options(p: Any, input_help: str) -> None:
 
 
 def _add_convention_option(p: Any, help: str) -> None:
-    """--convention: the runtime whose behaviour irpool computes (default: the model's)."""
+    """--convention: the runtime whose behaviour irpool computes (default: the model's), and
+    --ov-isa."""
     from .conventions import CONVENTIONS
-    from .target import ISAS
 
     p.add_argument("--convention", choices=list(CONVENTIONS), default=None, help=help)
+    _add_isa_option(p)
+
+
+def _add_isa_option(p: Any) -> None:
+    """--ov-isa: the target modelled (cli.main chooses it once, before the command runs)."""
+    from .target import ISAS
+
     p.add_argument(
         "--ov-isa",
         choices=list(ISAS),

@@ -436,10 +436,12 @@ def _probe(
                 graph.path,
                 names,
                 inputs,
-                precision,
-                skipped=skipped,
-                instead={n: q.read_at for n, q in quantized.items() if q.read_at},
-                finals=finals,
+                openvino_rt.LayerProbe(
+                    precision,
+                    skipped=skipped,
+                    instead={n: q.read_at for n, q in quantized.items() if q.read_at},
+                    finals=finals,
+                ),
             )
             try:  # the model as it stands, without the probe's outputs or i32 stand-ins
                 plain = openvino_rt.final_outputs(graph.path, inputs, precision)
@@ -658,9 +660,11 @@ def _blame(
                 graph.path,
                 [name],
                 inputs,
-                precision,
-                instead={n: q.read_at for n, q in quantized.items() if q.read_at and n == name},
-                finals=alone,
+                openvino_rt.LayerProbe(
+                    precision,
+                    instead={n: q.read_at for n, q in quantized.items() if q.read_at and n == name},
+                    finals=alone,
+                ),
             )
         effect = probe_effect(plain, alone)
         if not effect.moved:

@@ -8,8 +8,10 @@ Bit-identical to `irpool.run` by construction: every layer runs through the same
 declared type, not a constant) runs its prepared plan directly: a windowed layer through
 `PreparedPool` (numpy core or the compiled path), a layer of another family through
 `kernel.family_compiled.prepare` (the numba kernels where they serve the plan); a windowed
-layer of an f16 input that only Results read runs the plan for f16 data (the kernel widens to
-float32 and rounds back as the plugin does around the layer and its Result).  Each program
+layer of an f16 or bf16 input that only Results read runs the plan for data of that type (the
+kernel widens to float32 and rounds back as the plugin does around the layer and its Result).
+Glue computed per element on plain tensors (Convert, Multiply, ReLU, ...) runs on plain arrays,
+on the numba kernels of kernel/glue_compiled.py where one serves it.  Each program
 is checked once against `run.run_graph` on a random input when it is built; where they differ
 (a bug) the program drops its prepared steps and says so in `why`.
 """
@@ -68,6 +70,8 @@ class _Program:
     results: list[tuple[str, int]]
     layers: list[LayerPath] = field(default_factory=list)
     why: str = ""
+    glue: list[LayerPath] = field(default_factory=list)
+    """Per glue layer computed per element on plain tensors: its kernel path."""
     arrays: list[Any] | None = None
     """The program on plain arrays: the static slots' tensors (those its steps read), where
     every parameter is plain and every step has its direct form; else None."""
@@ -88,7 +92,9 @@ class _Prepared:
     kernel whose tensors are all held in their declared types)."""
 
     def __init__(
-        self, run: Callable[[list[Any]], list[Any]], direct: Callable[[list[Any]], list[Any]]
+        self,
+        run: Callable[[list[Any]], list[Any]],
+        direct: Callable[[list[Any]], list[Any]] | None,
     ) -> None:
         self.run = run
         self.direct = direct
@@ -109,6 +115,7 @@ class _Tracer:
         self.params: list[tuple[int, int, str, str]] = []
         self.results: list[tuple[str, int]] = []
         self.layers: list[LayerPath] = []
+        self.glue: list[LayerPath] = []
         self.outputs: dict[str, Array] = {}
 
     def new_slot(self, value: Any, moving: bool) -> int:
@@ -148,6 +155,7 @@ class _Tracer:
     def program(self) -> _Program:
         slots = [None if d else v for v, d in zip(self.values, self.dynamic, strict=True)]
         program = _Program(self.steps, slots, self.params, self.results, self.layers)
+        program.glue = self.glue
         plain = all(own == declared for _, _, own, declared in self.params)
         if plain and all(s.direct is not None for s in self.steps):
             read = {i for s in self.steps for i in s.ins if i is not None and not self.dynamic[i]}
@@ -247,6 +255,14 @@ class CompiledModel:
         """Per pooling layer, its kernel path (of the program built last)."""
         program = self._last[1] if self._last else None
         return list(program.layers) if program else []
+
+    @property
+    def glue(self) -> list[LayerPath]:
+        """Per glue layer that computes per element on plain tensors (Convert, Multiply,
+        ReLU, ...), its kernel path (of the program built last): "compiled" where a numba
+        kernel serves it (kernel/glue_compiled.py), else "numpy"."""
+        program = self._last[1] if self._last else None
+        return list(program.glue) if program else []
 
     @property
     def path(self) -> str:
@@ -364,7 +380,12 @@ class CompiledModel:
         except _Unknown as e:
             return self._whole(sig, f"a layer of role {e} this version does not prepare")
         expected = run_graph(self.graph, self._given(trace), self.convention)
-        if not _same(outputs, expected.outputs):
+        same = _same(outputs, expected.outputs)
+        if same and program.arrays is not None:
+            # the steps' direct forms too (what a call on plain arrays runs)
+            given = [trace[index] for _, index, _, _ in program.params]
+            same = _same(_direct(program, program.arrays, given), expected.outputs)
+        if not same:
             program, _ = self._trace(sig, trace, prepare=False)
             program.why = (
                 "the prepared steps differed from irpool.run on a random input (a bug, please "
@@ -445,7 +466,7 @@ class CompiledModel:
             )
             outs = run(optional)
             if path is not None:
-                t.layers.append(path)
+                (t.glue if role in _GLUE_ROLES else t.layers).append(path)
             out_slots = []
             for port, value in zip(layer.outputs, outs, strict=False):
                 out_slots.append(t.new_slot(value, moving))
@@ -482,24 +503,43 @@ class CompiledModel:
             constant = self._constants[layer.index]
             return (lambda _: [constant]), None
         if role == "convert":
-            return (lambda v: [rn._convert(layer, v[0], plugin)]), None
+            convert = _Prepared(lambda v: [rn._convert(layer, v[0], plugin)], None)
+            if prepare and moving[0] and _plain(optional[0]):
+                return self._convert_step(layer, convert, optional[0], plugin)
+            return convert, None
         if role == "identity":
-            return (lambda v: [next(x for x in v if x is not None)]), None
+            first = _first
+            return _Prepared(first, first), None
         spec = REGISTRY.spec(layer)
         assert spec is not None
         if role == "reshape":
+            from .run_values import glue
+
             execute = spec.execute
-            return (
-                lambda v: rn._reshape(layer, execute, [x for x in v if x is not None], plugin)
-            ), None
+            shaped = _Prepared(
+                lambda v: rn._reshape(layer, execute, [x for x in v if x is not None], plugin),
+                lambda v: glue(execute, layer, [x for x in v if x is not None]),
+            )
+            if prepare and moving[0] and _plain(optional[0]):
+                return shaped, None  # ins[0] plain: the values stay as they are held
+            return shaped.run, None
         if role == "elementwise":
             execute = spec.execute
-            return (
-                lambda v: rn._elementwise(layer, execute, [x for x in v if x is not None])
-            ), None
+            elementwise = _Prepared(
+                lambda v: rn._elementwise(layer, execute, [x for x in v if x is not None]),
+                None,
+            )
+            if prepare and moving[0]:
+                return self._elementwise_step(layer, execute, elementwise, optional, moving)
+            return elementwise.run, None
         if role == "quantize":
+            quantize: Any = None
+            if prepare and self.kernel_path != "numpy":
+                from .kernel.glue_compiled import fake_quantize as quantize
             return (
-                lambda v: [rn._fake_quantize(layer, [x for x in v if x is not None], plugin, [])]
+                lambda v: [
+                    rn._fake_quantize(layer, [x for x in v if x is not None], plugin, [], quantize)
+                ]
             ), None
         if not spec.pooling:
             raise _Unknown(role)
@@ -509,6 +549,67 @@ class CompiledModel:
         if not bound.family.windows:
             return self._family_step(bound, optional, moving, prepare)
         return self._pool_step(bound, optional, plugin, hold_f16, prepare)
+
+    def _convert_step(
+        self, layer: Layer, convert: _Prepared, src: Any, plugin: bool
+    ) -> tuple[Callable[[list[Any]], list[Any]], LayerPath | None]:
+        """A Convert of a plain tensor: its value (when held in the target type) on plain
+        arrays, by a numba kernel where one serves the conversion."""
+        from .kernel.glue_compiled import prepare_convert
+        from .ops import elements
+        from .ops.registry import read_element_type
+
+        target = read_element_type(layer.data["destination_type"], "destination_type")
+        held_in, declared_in = src.held, src.declared
+        value = convert.run([src])[0]
+        if value.array is src.array:
+            convert.direct = _first  # the plugin's Convert to the type it holds: nothing
+            return convert, None
+        if not _plain(value):
+            return convert.run, None
+
+        def numpy(v: list[Any]) -> list[Any]:
+            if plugin:
+                return [elements.convert(v[0], held_in, target)[0]]
+            out, held = elements.convert(v[0], declared_in, target)
+            return [elements.deliver(out, held, target)]
+
+        kernel = prepare_convert(
+            src.array.dtype, value.array.dtype, src.array.size, self.kernel_path
+        )
+        convert.direct = kernel or numpy
+        path = "compiled" if kernel else "numpy"
+        why = f"{src.declared} -> {target}: " + (
+            "compiled (numba)" if kernel else "the numpy core (no kernel serves it)"
+        )
+        return convert, LayerPath(layer.label, layer.type, path, why)
+
+    def _elementwise_step(
+        self,
+        layer: Layer,
+        execute: Any,
+        elementwise: _Prepared,
+        optional: list[Any],
+        moving: list[bool],
+    ) -> tuple[Callable[[list[Any]], list[Any]], LayerPath | None]:
+        """An elementwise layer whose inputs are plain tensors and constants read in their
+        declared types: on plain arrays, by a numba kernel where one serves it."""
+        from .kernel.glue_compiled import prepare_elementwise
+        from .run_values import glue, half_held
+
+        given = [(v, m) for v, m in zip(optional, moving, strict=False) if v is not None]
+        if any((m and not _plain(v)) or (not m and half_held(v)) for v, m in given):
+            return elementwise.run, None
+        arrays = [v.array if m else v.output() for v, m in given]
+        made = prepare_elementwise(layer.type, arrays, [m for _, m in given], self.kernel_path)
+        if made is None:
+            elementwise.direct = lambda v: glue(execute, layer, [x for x in v if x is not None])
+            return elementwise, LayerPath(
+                layer.label, layer.type, "numpy", "the numpy core (no kernel serves it)"
+            )
+        kernel, why = made
+        elementwise.direct = lambda v: kernel([x for x in v if x is not None])
+        return elementwise, LayerPath(layer.label, layer.type, "compiled", why)
 
     def _interpreted(
         self, bound: Bound, run: Callable[[list[Any]], list[Any]], why: str
@@ -531,7 +632,12 @@ class CompiledModel:
         if not prepare or bound.spec.kind == "qlinear" or src is None:
             why = "a quantized layer" if bound.spec.kind == "qlinear" else "its input is constant"
             return self._interpreted(bound, interpreted, why)
-        if plugin and _plain(src) and src.declared == "f16" and self._results_only(bound.layer):
+        if (
+            plugin
+            and _plain(src)
+            and src.declared in ("f16", "bf16")
+            and self._results_only(bound.layer)
+        ):
             return self._half_step(bound, optional, plugin)
         if not _plain(src) or src.declared != "f32":
             return self._interpreted(
@@ -585,14 +691,18 @@ class CompiledModel:
     def _half_step(
         self, bound: Bound, optional: list[Any], plugin: bool
     ) -> tuple[Callable[[list[Any]], list[Any]], LayerPath]:
-        """A windowed layer of an f16 input (the plugin's way: widened to f32, pooled, rounded
-        to f16 at the Result it feeds) on the plan for f16 data, as compile_pool runs it: the
-        compiled kernel widens and rounds as it goes (bit-identical to the numpy core)."""
+        """A windowed layer of an f16 or bf16 input (the plugin's way: widened to f32, pooled,
+        rounded to the input's type at the Result it feeds) on the plan for data of that type,
+        as compile_pool runs it: the compiled kernel widens and rounds as it goes
+        (bit-identical to the numpy core)."""
         rn = _run_module()
         from .kernel.prepared import PreparedPool
 
         p, _ = rn._pool(bound, optional, self.convention, None, True, plugin, False)
-        half = bound.plan(tuple(optional[0].array.shape), "float16")
+        x = optional[0].array
+        half = bound.plan(
+            tuple(x.shape), "bfloat16" if optional[0].declared == "bf16" else "float16"
+        )
         keep = bool(p.indices and bound.indices_used)  # unread indices: the values alone
         if half.indices != keep:
             half = dataclasses.replace(half, indices=keep)
@@ -741,6 +851,14 @@ def _one_input(program: _Program) -> Callable[[Array], dict[str, Array]]:
         return {name: outs[k] for name, k in names}
 
     return run
+
+
+_GLUE_ROLES = ("convert", "elementwise", "reshape", "identity")
+
+
+def _first(v: list[Any]) -> list[Any]:
+    """An identity layer's output: its first connected input."""
+    return [next(x for x in v if x is not None)]
 
 
 def _identity(v: list[Any]) -> list[Any]:

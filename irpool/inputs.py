@@ -353,7 +353,7 @@ def runtime_layer_input(graph: Graph, layer: Layer, inputs: Mapping[str, Array])
 
     with refusals("openvino", graph.path):
         found, missing = openvino_rt.probe_layers(
-            graph.path, [layer.name or layer.label], inputs, held=False, outputs=False
+            graph.path, [layer.name or layer.label], inputs, openvino_rt.INPUTS_AS_TYPED
         )
     if missing:
         raise UsageError(

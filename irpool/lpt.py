@@ -106,11 +106,29 @@ def cpu_steps(x: Array, p: FakeQuantizeParams, fused: bool = False) -> Array:
     number, a float32 integer).  `fused`: the FQ is a post-op of a Pooling or Reduce node,
     whose jit code computes x*isc + ish with one rounding (fma); a Subgraph or FakeQuantize
     node rounds the product first (measured: 2 of 1,352 cells tell them apart)."""
+    with np.errstate(all="ignore"):
+        return np.asarray(np.rint(cpu_position(x, p, fused)), dtype=F32)
+
+
+def cpu_position(x: Array, p: FakeQuantizeParams, fused: bool = False) -> Array:
+    """The CPU plugin's quantize step before it rounds: clamp, x*isc + ish (float32; one
+    rounding where `fused`, as in cpu_steps)."""
     isc, ish, _ = _scales(p)
     with np.errstate(all="ignore"):
         xc = np.minimum(p.ih, np.maximum(p.il, np.asarray(x, dtype=F32)))
-        t = fma(xc, isc, ish) if fused else xc * isc + ish
-        return np.asarray(np.rint(t), dtype=F32)
+        return np.asarray(fma(xc, isc, ish) if fused else xc * isc + ish, dtype=F32)
+
+
+def reference_position(x: Array, p: FakeQuantizeParams) -> tuple[Array, Array, Array]:
+    """The specification's step before it rounds, as reference_fake_quantize computes it:
+    (x - il) / (ih - il) * (levels - 1) in float32, and where x is at or below the range
+    (step 0) or above it (step levels - 1)."""
+    xf = np.asarray(x, dtype=F32)
+    with np.errstate(all="ignore"):
+        t = np.asarray((xf - p.il) / (p.ih - p.il) * F32(p.levels - 1), dtype=F32)
+        low = xf <= np.minimum(p.il, p.ih)
+        high = xf > np.maximum(p.il, p.ih)
+    return t, np.broadcast_to(low, t.shape), np.broadcast_to(high, t.shape)
 
 
 def cpu_fake_quantize(

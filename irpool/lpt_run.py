@@ -56,10 +56,16 @@ def levels_of(layer: Layer) -> int:
 
 
 def fake_quantize(
-    layer: Layer, x: Array, quant: Quant | None, ranges: list[Array], plugin: bool
+    layer: Layer,
+    x: Array,
+    quant: Quant | None,
+    ranges: list[Array],
+    plugin: bool,
+    quantize: Any = lpt.cpu_fake_quantize,
 ) -> tuple[Array, Quant | None, str | None]:
     """A FakeQuantize layer: its float32 output, what LPT makes of it (None: nothing), and a
-    note where irpool's reading is not measured."""
+    note where irpool's reading is not measured.  `quantize`: lpt.cpu_fake_quantize, or a
+    function that gives its bits (compile_model's compiled kernel)."""
     levels = levels_of(layer)
     if x.dtype != np.float32:
         x = np.asarray(x, dtype=F32)
@@ -70,11 +76,11 @@ def fake_quantize(
     if quant is not None and quant.moved:
         # LPT fused the dequantization before it into its input range
         fused = lpt.fused_ranges(p, quant.d)
-        value = lpt.cpu_fake_quantize(quant.codes, fused, quant.post_op, fma_out=True)
+        value = quantize(quant.codes, fused, quant.post_op, fma_out=True)
         src, p_in = quant.codes, fused
         post = quant.post_op
     else:
-        value = lpt.cpu_fake_quantize(x, p)
+        value = quantize(x, p)
         src, p_in, post = x, p, False
     d = lpt.decompose(p)
     if d is None:
@@ -86,7 +92,7 @@ def fake_quantize(
     to_codes = lpt.FakeQuantizeParams(
         levels, p_in.il, p_in.ih, np.asarray(F32(d.lo)), np.asarray(F32(d.hi))
     )
-    codes = lpt.cpu_fake_quantize(src, to_codes, post)
+    codes = quantize(src, to_codes, post)
     return value, Quant(d, codes, source=layer.label), note
 
 

@@ -543,8 +543,11 @@ def _family(
     return p, [_declared_value(a) for a in outs]
 
 
-def _fake_quantize(layer: Layer, ins: list[Value], plugin: bool, notes: list[str]) -> Value:
-    """A FakeQuantize layer (lpt_run): its value, and the codes LPT makes of it."""
+def _fake_quantize(
+    layer: Layer, ins: list[Value], plugin: bool, notes: list[str], quantize: Any = None
+) -> Value:
+    """A FakeQuantize layer (lpt_run): its value, and the codes LPT makes of it (`quantize`:
+    see lpt_run.fake_quantize)."""
     from .lpt_run import fake_quantize
 
     if len(ins) != 5:
@@ -552,7 +555,9 @@ def _fake_quantize(layer: Layer, ins: list[Value], plugin: bool, notes: list[str
     x = ins[0]
     ranges = [v.constant if v.constant is not None else v.output() for v in ins[1:]]
     try:
-        value, quant, note = fake_quantize(layer, x.output(), x.quant, ranges, plugin)
+        value, quant, note = fake_quantize(
+            layer, x.output(), x.quant, ranges, plugin, *([quantize] if quantize else [])
+        )
     except IrpoolError as e:
         raise e.at(layer.where()) from None
     if note and note not in notes:

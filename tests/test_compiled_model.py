@@ -96,6 +96,30 @@ def test_f16_layer_runs_its_prepared_plan(tmp_path: Path, op: str, path_setting:
         assert [la.path for la in f.layers] == ["numpy"]
 
 
+@pytest.mark.parametrize(
+    "op,path_setting",
+    [
+        ("AvgPool", "auto"),
+        ("MaxPool", "numpy"),
+        pytest.param("MaxPool", "auto", marks=pytest.mark.slow),
+    ],
+)
+def test_bf16_layer_runs_its_prepared_plan(tmp_path: Path, op: str, path_setting: str) -> None:
+    """A one-layer bf16 net runs the plan for bfloat16 data (the compiled kernel where numba
+    is installed, as compile_pool does), on one thread: the same bits as irpool.run."""
+    from irpool.model import bfloat16
+
+    x = _half_values(np.random.default_rng(6), (1, 4, 9, 10)).astype(np.float32)
+    x = x.astype(bfloat16())
+    path = save(_windowed_net(op, [1, 4, 9, 10], "bf16"), tmp_path)
+    f = irpool.compile_model(path, path=path_setting, threads=1)
+    expected = irpool.run(path, x).outputs["values"].view(np.uint16)
+    for _ in range(2):  # bit for bit, NaN payloads included
+        assert np.array_equal(f(x)["values"].view(np.uint16), expected)
+    kernel = "numpy" if path_setting == "numpy" else "compiled"
+    assert [la.path for la in f.layers] == [kernel]
+
+
 def test_f16_layer_read_by_another_layer_stays_interpreted(tmp_path: Path) -> None:
     """An f16 pool whose output a second pool reads (held in float32 between them, not
     rounded): the interpreter's steps, the same bits."""

@@ -52,39 +52,46 @@ def _functional(torch: ModuleType) -> Any:
     return Functional()
 
 
+def _parts(torch: ModuleType) -> Any:
+    """A base for the test modules: a torch module made of the named submodules it is given
+    (registered in that order, so their module paths are their names)."""
+
+    class Parts(torch.nn.Module):
+        def __init__(self, **parts: Any) -> None:
+            super().__init__()
+            for name, part in parts.items():
+                self.add_module(name, part)
+
+    return Parts
+
+
 def _net(torch: ModuleType) -> Any:
     nn = torch.nn
 
-    class Net(nn.Module):
-        def __init__(self) -> None:
-            super().__init__()
-            self.stem = nn.Sequential(
-                nn.Conv2d(2, 4, 3), nn.ReLU(), nn.MaxPool2d(2, 2, 1, ceil_mode=True)
-            )
-            self.block = nn.Sequential(nn.Conv2d(4, 4, 1), nn.AvgPool2d(3, 2, 1, ceil_mode=True))
-            self.head = nn.AdaptiveAvgPool2d(1)
-
+    class Net(_parts(torch)):
         def forward(self, x: Any) -> Any:
             return self.head(self.block(self.stem(x)))
 
-    return Net()
+    return Net(
+        stem=nn.Sequential(nn.Conv2d(2, 4, 3), nn.ReLU(), nn.MaxPool2d(2, 2, 1, ceil_mode=True)),
+        block=nn.Sequential(nn.Conv2d(4, 4, 1), nn.AvgPool2d(3, 2, 1, ceil_mode=True)),
+        head=nn.AdaptiveAvgPool2d(1),
+    )
 
 
 def _indices(torch: ModuleType) -> Any:
     nn = torch.nn
 
-    class WithIndices(nn.Module):
-        def __init__(self) -> None:
-            super().__init__()
-            self.mp = nn.MaxPool2d(3, 2, 1, return_indices=True, ceil_mode=True)
-            self.amp = nn.AdaptiveMaxPool2d((2, 3), return_indices=True)
-
+    class WithIndices(_parts(torch)):
         def forward(self, x: Any) -> Any:
             y, i = self.mp(x)
             z, j = self.amp(y)
             return y, i, z, j
 
-    return WithIndices()
+    return WithIndices(
+        mp=nn.MaxPool2d(3, 2, 1, return_indices=True, ceil_mode=True),
+        amp=nn.AdaptiveMaxPool2d((2, 3), return_indices=True),
+    )
 
 
 CASES: dict[str, Case] = {
@@ -191,6 +198,20 @@ def diff_lines(stdout: str) -> list[str]:
     return [line for line in stdout.splitlines() if line.startswith("  DIFF")]
 
 
+def report_of(
+    capsys: pytest.CaptureFixture[str], built: Built, key: str, model: str, *options: str
+) -> tuple[str, list[str]]:
+    """convert-report on the case's `model` file and its input: it exits 1 exactly when torch
+    and openvino differ, and names as many differing ops as the case expects; its stdout and
+    those lines."""
+    args = [str(built.folder / model), "-i", str(built.folder / "x.npy"), *options]
+    code, out, err = run(capsys, *args)
+    assert code == (1 if built.differs else 0), out + err
+    named = diff_lines(out)
+    assert len(named) == len(CASES[key].differing), out
+    return out, named
+
+
 @pytest.mark.slow
 def test_the_measured_differences_are_the_truth(zoo: Callable[[str], Built]) -> None:
     """The cases' expectations (measured once) agree with torch and openvino run today (the
@@ -203,11 +224,7 @@ def test_the_measured_differences_are_the_truth(zoo: Callable[[str], Built]) -> 
 def test_pt2_exits_1_exactly_when_the_conversion_differs(
     key: str, zoo: Callable[[str], Built], capsys: pytest.CaptureFixture[str]
 ) -> None:
-    built = zoo(key)
-    code, out, err = run(capsys, str(built.folder / "model.pt2"), "-i", str(built.folder / "x.npy"))
-    assert code == (1 if built.differs else 0), out + err
-    named = diff_lines(out)
-    assert len(named) == len(CASES[key].differing), out
+    out, named = report_of(capsys, zoo(key), key, "model.pt2")
     for line, who in zip(named, CASES[key].differing, strict=True):
         assert f"{who} (" in line or f'"{who}"' in line or who == "", line
         assert "aten.avg_pool" in line, line
@@ -234,25 +251,18 @@ def test_pt2_exits_1_exactly_when_the_conversion_differs(
 def test_ir_exits_1_exactly_when_the_conversion_differs(
     key: str, source: list[str], zoo: Callable[[str], Built], capsys: pytest.CaptureFixture[str]
 ) -> None:
-    built = zoo(key)
-    args = [str(built.folder / "model.xml"), "-i", str(built.folder / "x.npy"), *source]
-    code, out, err = run(capsys, *args)
-    assert code == (1 if built.differs else 0), out + err
-    assert len(diff_lines(out)) == len(CASES[key].differing), out
+    out, named = report_of(capsys, zoo(key), key, "model.xml", *source)
     if not source:
         assert "source: PyTorch, detected" in out
-    assert all("AvgPool-14" in line for line in diff_lines(out))
+    assert all("AvgPool-14" in line for line in named)
 
 
 @pytest.mark.parametrize("key", _cases(SCRIPTED, ("avg2d_ceil_pad", "net")))
 def test_torchscript_agrees_with_the_truth(
     key: str, zoo: Callable[[str], Built], capsys: pytest.CaptureFixture[str]
 ) -> None:
-    built = zoo(key)
-    code, out, err = run(capsys, str(built.folder / "model.pt"), "-i", str(built.folder / "x.npy"))
-    assert code == (1 if built.differs else 0), out + err
-    assert len(diff_lines(out)) == len(CASES[key].differing), out
-    assert all("aten::avg_pool" in line for line in diff_lines(out))
+    _, named = report_of(capsys, zoo(key), key, "model.pt")
+    assert all("aten::avg_pool" in line for line in named)
 
 
 def test_a_module_path_and_the_numbers_of_a_net(

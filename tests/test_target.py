@@ -5,12 +5,14 @@ environment, and --ov-isa on the command line is the same choice as IRPOOL_OV_IS
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from conftest import irpool
 
 from irpool import conventions as conv
 from irpool.families.reduce import ReduceParams, Reduction
@@ -77,3 +79,54 @@ def test_ov_isa_option_is_the_environment_variable(command: str, tmp_path: Path)
     assert by_env.stdout == by_option.stdout
     layers = json.loads(by_option.stdout)
     assert "avx2" in json.dumps(layers)
+
+
+EMPTY_BF16_MAX = """[[sweep]]
+name = "empty"
+op = "MaxPool"
+version = 1
+shape = [1, 1, 4]
+kernel = 2
+strides = 2
+pads_begin = 2
+dtype = "bf16"
+"""
+"""One bfloat16 MaxPool whose first window lies wholly in the padding."""
+
+
+@pytest.mark.parametrize(("isa", "first"), [("avx2", 0xFF80), ("avx512_bf16", 0xFF7F)])
+def test_fixtures_ov_isa_writes_that_machines_outputs(isa: str, first: int, tmp_path: Path) -> None:
+    """`fixtures --ov-isa` writes what openvino computes on the CPU named, over IRPOOL_OV_ISA:
+    a bfloat16 max of an empty window is bfloat16's lowest (0xFF7F) on AVX-512 and float32's
+    lowest rounded to bfloat16, -inf (0xFF80), on AVX2 (docs/semantics.md, "What the machine
+    changes", measured on both), and index.json names the choice."""
+    pytest.importorskip("ml_dtypes")
+    from irpool.arrays import load_arrays
+
+    grid = tmp_path / "g.toml"
+    grid.write_text(EMPTY_BF16_MAX)
+    other = "avx512_bf16" if isa == "avx2" else "avx2"
+    env = {**os.environ, "IRPOOL_OV_ISA": other}
+    out = tmp_path / "fx"
+    done = irpool("fixtures", str(out), "--grid", str(grid), "--ov-isa", isa, env=env)
+    assert done.returncode == 0, done.stderr
+    index = json.loads((out / "index.json").read_text())
+    assert index["openvino_cpu"] == {"isa": isa, "source": "--ov-isa"}
+    values = load_arrays(str(out / "empty" / "expected.npz"))["values"]
+    assert values.dtype.itemsize == 2 and int(values.view("<u2").flat[0]) == first
+
+
+def test_check_takes_ov_isa_and_refuses_an_unknown_one() -> None:
+    """check's findings are shapes, the same on every machine: --ov-isa is accepted and
+    changes nothing; a name irpool does not model is one line and exit 2."""
+    model = str(ROOT / "fixtures" / "ir" / "pool_zoo.xml")
+    plain = irpool("check", model, "--json")
+    chosen = irpool("check", model, "--json", "--ov-isa", "avx2")
+    assert plain.returncode == chosen.returncode == 0, chosen.stderr
+    assert plain.stdout == chosen.stdout
+    for command in ("check", "fixtures"):
+        where = [model] if command == "check" else ["out"]
+        bad = irpool(command, *where, "--ov-isa", "avx9")
+        assert bad.returncode == 2 and bad.stdout == ""
+        assert bad.stderr.count("\n") == 1 and "--ov-isa" in bad.stderr
+        assert "avx9" in bad.stderr and "Traceback" not in bad.stderr

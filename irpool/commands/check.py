@@ -10,6 +10,7 @@ from ..cli_options import (
     EXIT_FINDING,
     EXIT_OK,
     Command,
+    _add_isa_option,
     _print_json,
 )
 from ..errors import UsageError, Where
@@ -73,6 +74,7 @@ def _check_options(p: Any) -> None:
         action="store_true",
         help="also ask openvino for the output shape of every layer, of any type",
     )
+    _add_isa_option(p)
 
 
 CHECK = Command("check", _cmd_check, _check_options)

@@ -14,6 +14,7 @@ from ..cli_options import (
     _add_convention_option,
     _add_input_shape_option,
     _json_help,
+    _natural,
     _positive_int,
     _print_json,
     _repeatable,
@@ -55,6 +56,7 @@ def _cmd_explain(args: argparse.Namespace) -> int:
                 raise
             refused = e
     reports = explain_graph(graph, args.layer, args.convention, shape, args.max_elements)
+    ties = _ties(graph, reports, args)
     if args.png and refused is None:
         try:
             _draw(reports, args)
@@ -64,16 +66,51 @@ def _cmd_explain(args: argparse.Namespace) -> int:
             refused = e
     if args.json:
         _print_json(
-            {"schema": SCHEMA, "irpool": __version__, "layers": [to_json(r) for r in reports]}
+            {
+                "schema": SCHEMA,
+                "irpool": __version__,
+                "layers": [_with_ties(to_json(r), ties.get(r.layer)) for r in reports],
+            }
         )
     else:
-        print("\n\n".join(format_report(r) for r in reports))
+        print("\n\n".join(_text_with_ties(format_report(r), ties.get(r.layer)) for r in reports))
         if refused is not None:
             sys.stdout.flush()
             raise refused
         if args.png:
             print(f"wrote {args.png}")
     return EXIT_OK
+
+
+def _ties(graph: Any, reports: list[Any], args: argparse.Namespace) -> dict[str, Any]:
+    """The .5 ties of the layers between FakeQuantize layers (irpool/ties.py), on the -i
+    inputs or random ones; {} for a file of fragments or a convention other than openvino."""
+    if graph.fragment or graph.format != "ir" or args.convention not in (None, "openvino"):
+        return {}
+    from ..cli_options import _parse_range
+    from ..inputs import load_given
+    from ..ties import explain_ties
+
+    given = load_given(args.inputs, args.max_elements) if args.inputs else None
+    low, high = _parse_range(args.range)
+    labels = [r.layer for r in reports]
+    return explain_ties(graph, labels, given, args.seed, low, high, args.max_elements)
+
+
+def _with_ties(data: dict[str, Any], ties: Any) -> dict[str, Any]:
+    if ties is None:
+        return data
+    return {**data, "quantized": ties if isinstance(ties, str) else ties.to_json()}
+
+
+def _text_with_ties(text: str, ties: Any) -> str:
+    from ..ties import format_ties
+
+    if ties is None:
+        return text
+    if isinstance(ties, str):
+        return f"{text}\n  quantized chain: {ties}"
+    return "\n".join([text, *format_ties(ties)])
 
 
 def _draw(reports: list[Any], args: argparse.Namespace) -> None:
@@ -96,7 +133,10 @@ def _explain_options(p: Any) -> None:
     convention. For the rest of the family (adaptive pooling, reductions, global and Lp
     pooling, MaxUnpool, quantized average pooling): the plan the kernel runs, in words, and
     what each convention makes of it. Every layer ends with the known divergences it
-    exercises. --png draws windowed and adaptive layers.
+    exercises. --png draws windowed and adaptive layers. A layer of an IR between two
+    FakeQuantize layers also gets its .5 ties: on the -i inputs (else random ones) the output
+    cells where openvino's low-precision reading, the specification in float and openvino with
+    LPT off give different codes, the value each rounds and which way.
     """
     p.add_argument("model", metavar="MODEL", help="model.xml, <layer> fragments, or model.onnx")
     p.add_argument(
@@ -127,6 +167,23 @@ def _explain_options(p: Any) -> None:
         help="for 3-D layers: the window of the first spatial axis to draw",
     )
     p.add_argument("--force", action="store_true", help="replace an existing PNG")
+    _repeatable(
+        p,
+        "-i --input",
+        "inputs",
+        "[NAME=]FILE",
+        "input array for the .5 ties of a layer between FakeQuantize layers (.npy, or .npz "
+        "holding several; default: random, --seed, --range)",
+    )
+    p.add_argument(
+        "--seed", type=_natural, default=0, help="seed of random inputs for the ties (default 0)"
+    )
+    p.add_argument(
+        "--range",
+        default="-1,1",
+        metavar="LO,HI",
+        help="range of random inputs for the ties (default -1,1)",
+    )
     p.add_argument(
         "--max-elements",
         type=_positive_int,

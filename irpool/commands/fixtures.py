@@ -12,6 +12,7 @@ from ..cli_options import (
     LAYER_HELP,
     Command,
     _add_input_shape_option,
+    _add_isa_option,
     _add_progress_option,
     _json_help,
     _natural,
@@ -23,6 +24,7 @@ from ..errors import UsageError
 
 
 def _cmd_fixtures(args: argparse.Namespace) -> int:
+    from ..conventions import target
     from ..fixtures import format_summary, generate, plan_cases
     from ..fixtures.sets import format_timing
 
@@ -44,7 +46,15 @@ def _cmd_fixtures(args: argparse.Namespace) -> int:
     )
     show = _progress(args, "fixtures", "case")
     report = generate(
-        args.outdir, cases, settings, skipped, args.force, args.resume, args.verify, show
+        args.outdir,
+        cases,
+        settings,
+        skipped,
+        args.force,
+        args.resume,
+        args.verify,
+        show,
+        machine=target(),  # what --ov-isa, IRPOOL_OV_ISA or this CPU chose (cli.main)
     )
     if args.json:
         from ..fixtures import summary_to_json
@@ -113,6 +123,7 @@ def _fixtures_options(p: Any) -> None:
         action="store_true",
         help="complete an interrupted run: keep its finished cases, write the rest",
     )
+    _add_isa_option(p)
     _add_progress_option(p)
     p.add_argument("--json", action="store_true", help=_json_help("fixtures-summary-1"))
 

@@ -34,6 +34,7 @@ from .. import conventions
 from ..errors import IrpoolError, OutputError, UsageError, Where
 from ..files import exists_in_folder
 from ..model import Graph, Layer
+from ..target import PluginIsa
 from .judge import (
     Verdict,
     diagnose_ir,
@@ -174,13 +175,13 @@ def extract(
     `seed` in [low, high)).  `runtime` (ONNX models): openvino (its conversion, as
     convert-report audits it; the default) or onnxruntime.  With `verify`, repro.py is run once
     in a child process and its exit code recorded.  Returns an ExtractResult."""
-    from ..api import _full_model
+    from ..api import _Draw, _full_model
 
     options = ExtractOptions(
         convention, runtime, precision, atol, rtol, minimize, grow, force, verify
     )
-    draws = (seed, low, high, cast)
-    with _full_model(model, inputs, input_shapes, draws, "extract needs a full model") as full:
+    how = _Draw(input_shapes, seed, low, high, cast)
+    with _full_model(model, inputs, how, "extract needs a full model") as full:
         graph, arrays = full
         return extract_layer(graph, layer, outdir, arrays, options)
 
@@ -228,6 +229,7 @@ def extract_layer(
         if runtime not in (None, "openvino"):
             raise UsageError(f"runtime={runtime!r}: an IR runs on openvino")
         work = _IrWork(graph, target, arrays, o.convention, o.precision, o.atol, o.rtol)
+    work.isa = conventions.target().isa  # chosen where irpool was entered (cli.main, the API)
     with tempfile.TemporaryDirectory(prefix="irpool-extract-") as scratch:
         return work.run(scratch, outdir, o.minimize, o.grow, o.force, o.verify)
 
@@ -251,6 +253,8 @@ class _Work(ABC):
     kept: list[str]
     dynamic: bool
     notes: list[str]
+    isa: PluginIsa
+    """The instruction set of openvino's CPU plugin modelled (the bundle names it)."""
 
     @abstractmethod
     def judge(self, scratch: str, arrays: Mapping[str, Array]) -> Verdict:
@@ -358,7 +362,10 @@ class _IrWork(_Work):
 
         with refusals("openvino", self.graph.path):
             found, missing = openvino_rt.probe_layers(
-                self.graph.path, [self.name], self.arrays, self.precision, held=False
+                self.graph.path,
+                [self.name],
+                self.arrays,
+                openvino_rt.LayerProbe(self.precision, held=False),
             )
         if missing:
             raise UsageError(
@@ -426,7 +433,10 @@ class _IrWork(_Work):
         names = sorted({r[0] for r in readers.values()})
         with refusals("openvino", self.graph.path):
             found, _ = openvino_rt.probe_layers(
-                self.graph.path, names, self.arrays, self.precision, held=False, outputs=False
+                self.graph.path,
+                names,
+                self.arrays,
+                openvino_rt.LayerProbe(self.precision, held=False, outputs=False),
             )
         out = {}
         for f in wanted:
@@ -660,8 +670,9 @@ class _OnnxWork(_Work):
         return [p.names[0] for p in self.target.outputs if p.names and p.names[0]]
 
 
-def machine() -> dict[str, str]:
-    """The CPU and the instruction set openvino's plugin runs with, as a bug report gives them."""
+def machine(isa: PluginIsa) -> dict[str, str]:
+    """The CPU, and the instruction set `isa` of openvino's plugin that irpool modelled, as a
+    bug report gives them."""
     cpu = platform.processor() or platform.machine()
     try:
         with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as handle:
@@ -671,7 +682,6 @@ def machine() -> dict[str, str]:
                     break
     except OSError:
         pass
-    isa = conventions.target().isa
     return {
         "cpu": cpu,
         "isa": isa.title,

@@ -220,7 +220,7 @@ def _result(work: _Work, verdict: Verdict, arrays: dict[str, Array], **given: An
         first=first_cells(verdict.runtime, verdict.expected, work.atol, work.rtol),
         files=[],
         size=0,
-        versions={**versions, **machine()},
+        versions={**versions, **machine(work.isa)},
     )
 
 

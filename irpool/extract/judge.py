@@ -247,7 +247,10 @@ def judge_ir(
         runtime = [a for _, a in ran[:n_outputs]]
         with refusals("openvino", path):
             found, _ = openvino_rt.probe_layers(
-                path, [layer_name], arrays, precision, held=False, outputs=False
+                path,
+                [layer_name],
+                arrays,
+                openvino_rt.LayerProbe(precision, held=False, outputs=False),
             )
         ins = found[layer_name][0] if layer_name in found else []
         expected = expected_values(graph, layer_name, ins, convention)

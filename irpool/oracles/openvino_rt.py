@@ -9,6 +9,7 @@ boundary as uint16 bit patterns (numpy has no bfloat16 of its own).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -362,26 +363,42 @@ def _indices_left_out(op: Any) -> str | None:
     return None
 
 
+@dataclass(frozen=True)
+class LayerProbe:
+    """How `probe_layers` runs a model and reads its layers.
+
+    `precision`: the plugin's inference precision.  `held`: f16 inputs come as the float32
+    values the plugin holds (_read_held); without, rounded to f16 as their type says.
+    `outputs`: the layers' outputs are read too, not only their inputs; asking for a
+    MaxPool-8/14's unused indices moves it to another implementation of the CPU plugin, one
+    that fails without dilations or with bfloat16 (measured, 2026.4.1).  `instead` names, for a
+    layer, another op whose first output is read in place of the layer's outputs (a
+    FakeQuantize the plugin fuses into it).  What the run hands back besides the layers:
+    `skipped` (when given) receives, by layer, why an output was left out, and `finals` (when
+    given) the model's own outputs."""
+
+    precision: str = DEFAULT_PRECISION
+    held: bool = True
+    outputs: bool = True
+    instead: Mapping[str, str] | None = None
+    skipped: dict[str, str] | None = None
+    finals: list[np.ndarray] | None = None
+
+
+INPUTS_AS_TYPED = LayerProbe(held=False, outputs=False)
+"""Only the layers' inputs, rounded to their declared type."""
+
+
 def probe_layers(
-    path: str,
-    names: list[str],
-    inputs: Mapping[str, np.ndarray],
-    precision: str = DEFAULT_PRECISION,
-    held: bool = True,
-    skipped: dict[str, str] | None = None,
-    outputs: bool = True,
-    instead: Mapping[str, str] | None = None,
-    finals: list[np.ndarray] | None = None,
+    path: str, names: list[str], inputs: Mapping[str, np.ndarray], how: LayerProbe | None = None
 ) -> tuple[dict[str, tuple[list[np.ndarray], list[np.ndarray]]], list[str]]:
     """Run the model at `path` once and return, for every named layer that openvino's graph
     still has, (its input tensors, its output tensors); and the names it does not have
-    (openvino drops layers that reach no Result).  With `held`, f16 inputs come as the float32
-    values the plugin holds (_read_held); without, rounded to f16 as their type says.  Without
-    `outputs` only the inputs are asked for: asking for a MaxPool-8/14's unused indices moves
-    it to another implementation of the CPU plugin, one that fails without dilations or with
-    bfloat16 (measured, 2026.4.1).  Outputs the plugin cannot compute (`indices_unusable`) are
-    left out, and `skipped` says why.  `instead` names, for a layer, another op whose first
-    output is read in place of the layer's outputs (a FakeQuantize the plugin fuses into it)."""
+    (openvino drops layers that reach no Result).  `how` (default: LayerProbe()) says how the
+    model runs and what is read of each layer.  Outputs the plugin cannot compute
+    (`indices_unusable`) are left out, and `how.skipped` says why."""
+    how = how or LayerProbe()
+    skipped, instead = how.skipped, how.instead
     model = read_path(path)
     ops = {op.get_friendly_name(): op for op in model.get_ordered_ops()}
     wanted: dict[str, tuple[list[Any], list[Any]]] = {}
@@ -392,7 +409,7 @@ def probe_layers(
             missing.append(name)
             continue
         ins = [op.input(i).get_source_output() for i in range(op.get_input_size())]
-        outs = [op.output(i) for i in range(op.get_output_size())] if outputs else []
+        outs = [op.output(i) for i in range(op.get_output_size())] if how.outputs else []
         other = ops.get(instead[name]) if instead and name in instead else None
         if other is not None and outs:
             wanted[name] = (ins, [other.output(0)])
@@ -414,8 +431,8 @@ def probe_layers(
     taps = [o for ins, outs in wanted.values() for o in (*ins, *outs)]
     flags: list[bool] = []
     for ins, outs in wanted.values():
-        flags += [held and precision == "f32"] * len(ins) + [False] * len(outs)
-    values = iter(probe(model, taps, inputs, precision, flags, finals))
+        flags += [how.held and how.precision == "f32"] * len(ins) + [False] * len(outs)
+    values = iter(probe(model, taps, inputs, how.precision, flags, how.finals))
     found = {}
     for name, (ins, outs) in wanted.items():
         found[name] = ([next(values) for _ in ins], [next(values) for _ in outs])
