@@ -433,16 +433,15 @@ def _lpt_codes(pl: Any, used: Any, x: Array, ins: list[Array | None]) -> Array |
     output ranges are [(T_min - zp) * scale, (T_max - zp) * scale]; LPT decomposes the first
     into codes and a dequantization, moves the dequantization after the pool, pools the codes
     and fuses the second FakeQuantize (its input range divided by the scale, plus the shift).
-    None where irpool does not model it (ceil_mode: openvino's conversion of that pool stays in
-    float32)."""
+    A ceil_mode pool LPT leaves in float32 (`_float_codes`)."""
     from . import lpt
     from .kernel import pool
 
     kind = pl.layer.type
-    if kind == "QLinearAveragePool" and _int_attr(pl.layer, "ceil_mode"):
-        return None
     if kind not in ("QLinearAveragePool", "QLinearGlobalAveragePool") or len(ins) < 4:
         return None
+    if kind == "QLinearAveragePool" and _int_attr(pl.layer, "ceil_mode"):
+        return _float_codes(pl, x, ins)
     f32 = np.float32
     s1, s2 = (np.asarray(ins[k], dtype=f32).reshape(()) for k in (1, 3))
     z1 = int(np.asarray(ins[2] if ins[2] is not None else 0).reshape(()))
@@ -473,6 +472,49 @@ def _lpt_codes(pl: Any, used: Any, x: Array, ins: list[Array | None]) -> Array |
     fused = lpt.fused_ranges(p_out, d.for_rank(x.ndim))
     values = lpt.cpu_fake_quantize(means, fused, fused=True, fma_out=True)
     return to_codes(values, s2, np.asarray(z2), x.dtype)
+
+
+def _folded(x: Array, scale: Array, zp: int) -> Any:
+    """The FakeQuantize openvino's conversion makes of a QuantizeLinear -> DequantizeLinear
+    pair: input and output range [(T_min - zp) * scale, (T_max - zp) * scale]."""
+    from . import lpt
+
+    f32 = np.float32
+    info = np.iinfo(x.dtype)
+    lo = f32(f32(info.min - zp) * scale)
+    hi = f32(f32(info.max - zp) * scale)
+    return lpt.fq_params(256, [np.asarray(v) for v in (lo, hi, lo, hi)], x.ndim)
+
+
+def _float_codes(pl: Any, x: Array, ins: list[Array | None]) -> Array:
+    """The codes openvino's CPU plugin computes for a QDQ AveragePool with ceil_mode from codes
+    `x`.  openvino's conversion makes it an AvgPool-16 with rounding_type ceil_torch, which LPT
+    does not transform: the runtime model is a Subgraph (the first FakeQuantize), a Pooling node
+    in f32 and a Subgraph (the second).  Measured bit for bit (openvino 2026.4.1): the first
+    FakeQuantize's output fma(step, osc, ol), the pool in float32 as openvino's convention
+    computes it, the second FakeQuantize clamp, x*isc + (-il*isc) (the shift the product of the
+    rounded isc, not -il*(levels-1)/(ih-il): that form misses up to 32 of 1,296 codes at .5
+    ties), round half to even."""
+    from . import lpt
+    from .kernel import pool
+
+    f32 = np.float32
+    s1, s2 = (np.asarray(ins[k], dtype=f32).reshape(()) for k in (1, 3))
+    z1 = int(np.asarray(ins[2] if ins[2] is not None else 0).reshape(()))
+    z2 = int(np.asarray(ins[4] if len(ins) > 4 and ins[4] is not None else 0).reshape(()))
+    p_in, p_out = _folded(x, s1, z1), _folded(x, s2, z2)
+    info = np.iinfo(x.dtype)
+    steps = np.asarray(x.astype(np.float64) - info.min, dtype=f32)
+    lev = f32(255)
+    with np.errstate(all="ignore"):
+        values = lpt.fma(steps, (p_in.oh - p_in.ol) / lev, p_in.ol)
+        plan = pl.bound.plan(tuple(x.shape), "float32", "openvino")
+        y, _ = pool(values, plan)
+        isc = lev / (p_out.ih - p_out.il)
+        clamped = np.minimum(p_out.ih, np.maximum(p_out.il, np.asarray(y, dtype=f32)))
+        t = np.asarray(clamped * isc + (-p_out.il * isc), dtype=f32)
+        codes = np.rint(t).astype(np.int64) + info.min
+    return np.clip(codes, info.min, info.max).astype(x.dtype)
 
 
 def qdq_divergence(
@@ -509,6 +551,12 @@ def qdq_divergence(
         return (
             f"{said}; irpool's reading of openvino's low-precision arithmetic misses {lpt_miss} "
             f"of openvino's codes: a runtime or irpool bug"
+        )
+    if ceil:
+        return (
+            f"{said}; irpool's reading of openvino's arithmetic (LPT leaves the ceil_mode pool, "
+            "an AvgPool-16 with ceil_torch, in float32: the dequantized codes pooled in float32, "
+            "then the second FakeQuantize) reproduces every openvino code"
         )
     return (
         f"{said}; irpool's reading of openvino's low-precision pooling (the codes pooled, "

@@ -282,7 +282,7 @@ def _convert_case(tmp_path: Path, case: tuple[Any, ...], seed: int) -> tuple[int
     assert node.same == (differ == 0)
     if differ:
         assert node.divergence is not None and node.divergence.startswith("D45")
-        if op == AP and not attrs.get("ceil_mode"):
+        if op == AP:
             assert "reproduces every openvino code" in node.divergence, node.divergence
         return differ, ours.size, node.divergence_id or ""
     return 0, ours.size, ""
@@ -299,16 +299,28 @@ CONVERT_QUICK = [
         13,
     ),
     ("MaxPool", {"kernel_shape": [3, 3], "pads": [1, 1, 1, 1]}, np.int8, (0.05, 0.05), (4, 4), 13),
+    (
+        AP,
+        {"kernel_shape": [2, 3], "pads": [0, 1, 1, 0], "strides": [2, 2], "ceil_mode": 1},
+        np.int8,
+        (0.1, 0.04),
+        (-3, 7),
+        21,
+    ),
 ]
 
 
-@pytest.mark.parametrize("case", CONVERT_QUICK, ids=["k2s2-u8", "include-pad-i8-zp", "max-i8"])
+@pytest.mark.parametrize(
+    "case", CONVERT_QUICK, ids=["k2s2-u8", "include-pad-i8-zp", "max-i8", "ceil-i8-zp"]
+)
 def test_convert_report_names_what_openvino_really_computes(
     ov: ModuleType, ort: ModuleType, tmp_path: Path, case: tuple[Any, ...]
 ) -> None:
     differ, _, key = _convert_case(tmp_path, case, seed=5)
     if case[1].get("count_include_pad"):
         assert key == "D45b" and differ > 0
+    if case[1].get("ceil_mode"):  # openvino's float32 reading, reproduced (_convert_case)
+        assert key == "D45" and differ > 0
 
 
 @pytest.mark.slow
@@ -320,3 +332,68 @@ def test_convert_report_grid(ov: ModuleType, ort: ModuleType, tmp_path: Path) ->
         _, _, key = _convert_case(tmp_path, case, seed=k)  # 108 models: 24 differ (D45, D45b)
         found[key] = found.get(key, 0) + 1
     assert found.get("D45", 0) > 0 and found.get("D45b", 0) > 0
+
+
+CEIL_CASES = [
+    # attrs, dtype, scales, zero points: ceil_mode pools openvino runs in float32
+    (
+        {"kernel_shape": [2, 3], "pads": [0, 1, 1, 0], "strides": [2, 2], "ceil_mode": 1},
+        np.int8,
+        (0.1, 0.04),
+        (-3, 7),
+    ),
+    ({"kernel_shape": [2, 2], "strides": [2, 2], "ceil_mode": 1}, np.int8, (0.05, 0.075), (3, -7)),
+    (CEIL_COUNT_PAD, np.uint8, (0.07, 0.105), (10, 20)),
+    (
+        {"kernel_shape": [3, 3], "pads": [1, 1, 1, 1], "strides": [2, 2], "ceil_mode": 1},
+        np.uint8,
+        (0.1, 0.15),
+        (5, 0),
+    ),
+]
+
+
+def test_convert_report_reads_openvinos_float_ceil_pools(ov: ModuleType, tmp_path: Path) -> None:
+    """openvino converts a QDQ AveragePool with ceil_mode into an AvgPool-16 with ceil_torch,
+    which LPT leaves in float32 (the runtime model: Subgraph, Pooling f32, Subgraph); irpool's
+    reading of it (qdq._lpt_codes, what convert-report holds against openvino's codes) equals
+    openvino's codes on every cell, .5 ties included."""
+    from irpool.qdq import _lpt_codes, to_codes
+    from irpool.shapes import infer
+
+    shape = (2, 8, 17, 17)
+    checked = 0
+    for k, (attrs, dtype, scales, zps) in enumerate(CEIL_CASES):
+        path = save(qdq_model(AP, attrs, dtype, scales, zps, 13, shape=shape), tmp_path / "c.onnx")
+        core = ov.Core()
+        compiled = core.compile_model(
+            ov.convert_model(path), "CPU", {"INFERENCE_PRECISION_HINT": "f32"}
+        )
+        runtime = compiled.get_runtime_model()
+        types = {
+            op.get_rt_info()["layerType"].astype(str): op.get_rt_info()["runtimePrecision"].astype(
+                str
+            )
+            for op in runtime.get_ordered_ops()
+        }
+        assert types["Pooling"] == "f32"  # not rewritten by LPT
+        fused, fusions = onnxruntime_graph(load(path))
+        assert [f.becomes for f in fusions] == ["QLinearAveragePool"]
+        (pl,) = infer(fused).pooling
+        for seed in range(2):
+            x = exact_inputs(shape, scales[0], zps[0], dtype, 10 * k + seed)
+            codes = (np.rint(x.astype(np.float64) / np.float32(scales[0])) + zps[0]).astype(dtype)
+            want = to_codes(
+                np.asarray(compiled({"x": x})[0]), scales[1], np.asarray(zps[1], dtype), dtype
+            )
+            params = [
+                np.asarray(scales[0], np.float32),
+                np.asarray(zps[0], dtype),
+                np.asarray(scales[1], np.float32),
+                np.asarray(zps[1], dtype),
+            ]
+            got = _lpt_codes(pl, None, codes, [codes, *params])
+            assert got is not None and got.shape == want.shape
+            assert np.array_equal(got, want), int((got != want).sum())
+            checked += want.size
+    assert checked == 4 * 2 * 2 * 8 * 9 * 9

@@ -14,7 +14,6 @@ node's computed inputs, its initializers stay initializers).
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -252,25 +251,6 @@ def _edge_key(graph: Graph, layer: Layer, port_id: int) -> tuple[int, int]:
     edge = graph.producer(layer.id, port_id)
     assert edge is not None
     return edge.from_layer, edge.from_port
-
-
-def target_outputs(cut: IrCut) -> int:
-    """How many outputs of the target the small model's first Results are."""
-    return len(cut.target.outputs)
-
-
-_DIM = re.compile(r"^\d+$")
-
-
-def parse_partial_shape(text: str) -> tuple[int, ...] | None:
-    """openvino's PartialShape text ('[1,3,4,4]', '[?,3,1..10,4]') as port dims (-1 for
-    a dynamic dim); None for a dynamic rank."""
-    inner = text.strip().strip("[]").strip()
-    if inner == "...":
-        return None
-    if not inner:
-        return ()
-    return tuple(int(d) if _DIM.match(d.strip()) else -1 for d in inner.split(","))
 
 
 # -- ONNX -------------------------------------------------------------------------------------
