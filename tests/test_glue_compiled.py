@@ -327,3 +327,35 @@ def test_a_constant_first_keeps_the_program_on_arrays(tmp_path: Path) -> None:
     program = f._last[1] if f._last else None
     assert program is not None and program.arrays is not None
     assert [(g.type, g.path) for g in f.glue] == [("Multiply", "numpy")]
+
+
+@pytest.mark.slow
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    st.lists(st.integers(1, 9), min_size=2, max_size=5),
+    st.integers(0, 4),
+    st.sampled_from([2, 3, 16, 255, 256]),
+    st.booleans(),
+    st.sampled_from([None, False, True]),
+    st.integers(0, 2**32 - 1),
+)
+def test_fake_quantize_sweep(
+    dims: list[int], axis: int, levels: int, fused: bool, fma_out: Any, seed: int
+) -> None:
+    """Random shapes, constants per tensor or along one axis (inverted ranges, tiny and huge
+    ones), random float32 bit patterns: lpt.cpu_fake_quantize's bits wherever the kernel
+    serves."""
+    from irpool import lpt
+    from irpool.kernel.glue_compiled import fake_quantize
+
+    rng = np.random.default_rng(seed)
+    shape = tuple(dims)
+    along = axis % len(shape)
+    cshape = tuple(d if k == along else 1 for k, d in enumerate(shape))
+    scale = np.float32(10.0 ** rng.integers(-6, 6))
+    ranges = [(rng.standard_normal(cshape) * scale).astype(np.float32) for _ in range(4)]
+    p = lpt.fq_params(levels, ranges, len(shape))
+    x = float32_specials(rng, int(np.prod(shape))).reshape(shape)
+    near = rng.random(shape) < 0.7  # most values near the ranges
+    x[near] = (rng.standard_normal(int(near.sum())) * scale * 2).astype(np.float32)
+    assert exact(fake_quantize(x, p, fused, fma_out), lpt.cpu_fake_quantize(x, p, fused, fma_out))
