@@ -1,7 +1,7 @@
 """Workloads of the other pooling families (adaptive pooling, reductions over the spatial axes,
 Lp pooling), timed the same fair way as the windowed ones (not part of the judged set).
 
-irpool runs them through the layer's bound plan, made once (`bind` then `family_plan`), and
+irpool runs them through the layer's bound plan, made once (`bind` then `plan`), and
 `irpool.kernel.family.execute`; an irpool without these ops (before the pooling-family work)
 makes every family workload report why it was skipped instead."""
 
@@ -125,7 +125,7 @@ def irpool_peer(w: FamilyWorkload, x: np.ndarray, folder: Path) -> Peer:
             break
     else:
         raise Unavailable(f"this irpool has no {w.op} entry")
-    plan = bound.family_plan(tuple(x.shape), x.dtype)
+    plan = bound.plan(tuple(x.shape), x.dtype)
     held: list[Any] = [None]
 
     def run() -> None:

@@ -136,7 +136,7 @@ def detect(graph: Graph, pooling: list[PoolingLayer] | None = None) -> SourceGue
 def windowed(graph: Graph) -> list[PoolingLayer]:
     """The windowed pooling layers of an IR (AvgPool, MaxPool): the adaptive and reduce layers
     (irpool's pooling families) are audited as the framework computes them, apart."""
-    return [pl for pl in infer(graph).pooling if pl.bound.family is None]
+    return [pl for pl in infer(graph).pooling if pl.bound.family.windows]
 
 
 def _weak_marks(graph: Graph, pooling: list[PoolingLayer] | None) -> list[str]:

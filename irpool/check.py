@@ -485,7 +485,7 @@ def check_onnx_file(path: str) -> CheckReport:
     nodes = {n.output[0]: n for n in model.graph.node if n.output and n.output[0]}
     for result in report.layers:
         pl = result.pooling
-        if pl.bound.family is not None:
+        if not pl.bound.family.windows:
             _plan_family(pl)
             continue
         notes = list(pl.notes)
@@ -531,7 +531,7 @@ def _plan_family(pl: PoolingLayer) -> None:
         from .model import numpy_dtype
 
         dtype = numpy_dtype(port.element_type).name
-    pl.bound.family_plan(tuple(d.lo for d in shape), dtype)
+    pl.bound.plan(tuple(d.lo for d in shape), dtype)
 
 
 def _divergence(pl: PoolingLayer) -> str:

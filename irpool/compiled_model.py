@@ -529,7 +529,7 @@ class CompiledModel:
                 lambda v: rn._elementwise(layer, execute, [x for x in v if x is not None]),
                 None,
             )
-            if prepare and moving[0]:
+            if prepare:  # some input is computed per call
                 return self._elementwise_step(layer, execute, elementwise, optional, moving)
             return elementwise.run, None
         if role == "quantize":
@@ -546,7 +546,7 @@ class CompiledModel:
         bound = self._bound.get(layer.index)
         if bound is None:
             bound = self._bound[layer.index] = bind(graph, layer, convention)
-        if bound.family is not None:
+        if not bound.family.windows:
             return self._family_step(bound, optional, moving, prepare)
         return self._pool_step(bound, optional, plugin, hold_f16, prepare)
 
@@ -733,7 +733,6 @@ class CompiledModel:
             return list(outs)
 
         family = bound.family
-        assert family is not None
         src = optional[0] if optional else None
         if not prepare or src is None:
             return self._interpreted(bound, interpreted, "its input is constant")

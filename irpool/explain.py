@@ -366,7 +366,7 @@ def explain_layer(
     name = convention or pl.bound.convention.name
     check_elements(tuple(input_shape), "the input", max_elements)
     dtype = data_dtype(pl)
-    if pl.bound.family is not None:
+    if not pl.bound.family.windows:
         return _family_report(pl, input_shape, name, dtype, max_elements)
     p = pl.bound.plan(input_shape, dtype, name)
     others = _plans(pl, input_shape, dtype)
@@ -451,8 +451,7 @@ def _family_report(
     pl: PoolingLayer, input_shape: tuple[int, ...], name: str, dtype: str, limit: int | None
 ) -> FamilyReport:
     family = pl.bound.family
-    assert family is not None
-    p = pl.bound.family_plan(input_shape, dtype, name)
+    p = pl.bound.plan(input_shape, dtype, name)
     check_elements(p.output_shape, "the output", limit)
     told = family.explain(p)
     others: dict[str, str] = {}
@@ -460,7 +459,7 @@ def _family_report(
         if other == name:
             continue
         try:
-            q = pl.bound.family_plan(input_shape, dtype, other)
+            q = pl.bound.plan(input_shape, dtype, other)
             others[other] = f"output {list(q.output_shape)}" + (
                 f"; {q.refused_by}" if q.refused_by else ""
             )
@@ -487,9 +486,8 @@ def explain_family_rules(pl: PoolingLayer, convention: str | None = None) -> Fam
     import dataclasses
 
     family = pl.bound.family
-    assert family is not None
     rank = None if pl.input_shape is None else len(pl.input_shape)
-    params = pl.bound.family_params(rank)
+    params = pl.bound.params_for(rank)
     out = pl.output_shape
     first = 0 if out is not None and len(pl.formulas) == len(out) else 2
     lines = [
@@ -553,7 +551,7 @@ def explain_graph(
             runtime = pooling_inputs(graph) if runtime is None else runtime
             dims = runtime.get(pl.layer.index, dims)
         dynamic = dims is None or not all(d.is_static for d in dims)
-        if shape is None and dynamic and pl.bound.family is not None:
+        if shape is None and dynamic and not pl.bound.family.windows:
             reports.append(explain_family_rules(pl, convention))
             continue
         if shape is None:

@@ -162,22 +162,22 @@ def _plan(
     indices_used: bool | None,
 ) -> PoolPlan | FamilyPlan:
     """The layer's plan for its data x (a family's value inputs read from `ins`)."""
-    family = bound.family
-    if family is None:
-        return bound.plan(tuple(x.shape), x.dtype, convention, indices_used)
     given = {}
-    for k in family.value_inputs:
+    for k in bound.family.value_inputs:
         value = int_values(ins[k]) if k < len(ins) else None
         if value is not None:
             given[k] = value
-    return bound.family_plan(tuple(x.shape), x.dtype, convention, given, indices_used)
+    plan: PoolPlan | FamilyPlan = bound.plan(
+        tuple(x.shape), x.dtype, convention, indices_used, given
+    )
+    return plan
 
 
 def _check_data_inputs(bound: Bound, ins: list[Array | None]) -> None:
     """Every tensor input the kernel takes is there (a family's computed inputs)."""
     layer = bound.layer
     family = bound.family
-    for k in family.data_inputs[1:] if family is not None else ():
+    for k in family.data_inputs[1:]:
         if k >= len(ins) or ins[k] is None:
             name = (
                 layer.inputs[k].names[0]
@@ -460,7 +460,7 @@ def _execute(
     bound = bind(graph, layer, flow.convention)
     result.bound[layer.label] = bound
     result.order.append(layer.label)
-    if bound.family is not None:
+    if not bound.family.windows:
         fp, outs = _family(bound, optional, flow.limit, flow.convention)
         result.family_plans[layer.label] = fp
     else:
@@ -578,7 +578,7 @@ def _dequantized(src: Value) -> Value:
 def _lpt_kind(bound: Bound) -> str | None:
     from .ops.quantize import lpt_kind
 
-    rounding = bound.layer.data.get("rounding_type") if bound.family is None else None
+    rounding = bound.layer.data.get("rounding_type") if bound.family.windows else None
     return lpt_kind(bound.spec, str(rounding).lower() if rounding is not None else None)
 
 

@@ -103,7 +103,7 @@ def run_layer(
                     layer.where(),
                 )
     bound = bind(graph, layer, convention)
-    if bound.family is not None:
+    if not bound.family.windows:
         ins = layer_inputs(bound, x, extra or {})
         fp, outs = run_bound(bound, ins, limit, convention)
         return fp, {f"output{i}": a for i, a in enumerate(outs)}

@@ -60,9 +60,10 @@ class PoolingLayer:
 
     @property
     def params(self) -> PoolParams:
-        """The layer's parameters for its input rank."""
+        """The layer's parameters for its input rank (a windowed layer's)."""
         rank = None if self.input_shape is None else len(self.input_shape)
-        return self.bound.params_for(rank)
+        params: PoolParams = self.bound.params_for(rank)
+        return params
 
     def is_unknown(self, axis: int) -> bool:
         return axis < len(self.unknown) and self.unknown[axis]

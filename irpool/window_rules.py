@@ -92,6 +92,9 @@ class PoolParams:
     """The layer writes its dilations (an openvino MaxPool-8/14 or AvgPool-16 may leave them
     out or empty: read as ones, but its reference implementation then fails)."""
     notes: tuple[str, ...] = field(default=(), compare=False)
+    indices_used: bool = True
+    """Whether the model consumes the indices output (MaxPool-8/14): a fact of the graph, set
+    by `bind`; the planner reads it (`Family.with_use`, Convention.integers_in_float32)."""
 
     @property
     def rank(self) -> int:

@@ -20,7 +20,7 @@ def torch_call(graph: Any, layer: Any, rank: int) -> str | None:
     from ..shapes import infer
 
     pl = next((p for p in infer(graph).pooling if p.layer.index == layer.index), None)
-    if pl is None or pl.bound.family is not None or pl.spec.kind == "qlinear":
+    if pl is None or not pl.bound.family.windows or pl.spec.kind == "qlinear":
         return None
     try:
         call, _ = torch_ops.call_for(pl.bound.params_for(rank))

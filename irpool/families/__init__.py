@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -34,12 +34,15 @@ from ..conventions import Convention
 from ..model import Plan, Shape
 
 if TYPE_CHECKING:
+    from ..geometry import PoolParams
     from ..model import Layer
     from ..ops.registry import OpSpec
 
 Array = npt.NDArray[Any]
 Values = Mapping[int, tuple[int, ...]]
 """Integer values of a layer's constant (or given) inputs, by input index."""
+Marks = tuple[bool, ...]
+"""Per input dim: written -1 (unknown) in the file."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -112,17 +115,27 @@ class Family(ABC):
     data_inputs: tuple[int, ...] = (0,)
     """Inputs that are tensors the kernel takes (the rest are constants such as sizes)."""
     conventions: tuple[str, ...] = ("openvino", "onnx", "torch")
+    windows = False
+    """The family's plans are windowed pooling's PoolPlans (per-axis windows: explain draws
+    them, compare names the window divergences between two of them)."""
+    channels_first = False
+    """The family's rules are written for N, C, *spatial data: `bind` transposes the shapes of
+    a channels-last layer around them (a family that reads channels_last itself leaves this
+    False)."""
 
     @abstractmethod
-    def read(self, spec: OpSpec, layer: Layer, rank: int | None, values: Values) -> FamilyParams:
+    def read(
+        self, spec: OpSpec, layer: Layer, rank: int | None, values: Values
+    ) -> FamilyParams | PoolParams:
         """The layer's attributes and constant integer inputs as the family's params, checked
         as the runtime checks them."""
 
     def infer(
-        self, params: FamilyParams, shape: Shape | None, convention: Convention
+        self, params: FamilyParams, shape: Shape | None, convention: Convention, unknown: Marks = ()
     ) -> tuple[Shape | None, tuple[str, ...]]:
         """The output shape and one formula per output axis; nothing where the input shape is
-        unknown (a family whose output shape can come from elsewhere overrides this)."""
+        unknown (a family whose output shape can come from elsewhere overrides this).
+        `unknown` marks input dims written as -1 (a family whose formulas say so uses it)."""
         if shape is None:
             return None, ()
         return self.infer_known(params, shape, convention)
@@ -136,8 +149,16 @@ class Family(ABC):
     @abstractmethod
     def plan(
         self, params: FamilyParams, shape: tuple[int, ...], dtype: str, convention: Convention
-    ) -> FamilyPlan:
-        """The immutable, dtype-complete plan the kernel executes."""
+    ) -> Plan:
+        """The immutable, dtype-complete plan the kernel executes (a FamilyPlan, or windowed
+        pooling's PoolPlan)."""
+
+    def with_use(self, params: Any, indices_used: bool) -> Any:
+        """The params of a layer whose indices output is used (or not), where the params say
+        so (a max pool's)."""
+        if hasattr(params, "indices_used"):
+            return replace(params, indices_used=indices_used)
+        return params
 
     def output_types(self, params: FamilyParams, input_type: str | None) -> list[str | None]:
         """Element types of the outputs for an input of `input_type`."""

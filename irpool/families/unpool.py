@@ -30,7 +30,7 @@ from ..conventions import Convention
 from ..errors import SpecError
 from ..geometry import FLOAT_DTYPES
 from ..model import Dim, Shape
-from . import Explained, Family, FamilyParams, FamilyPlan, Values, plan_head
+from . import Explained, Family, FamilyParams, FamilyPlan, Marks, Values, plan_head
 
 if TYPE_CHECKING:
     from ..model import Layer
@@ -110,7 +110,7 @@ class Unpool(Family):
         )
 
     def infer(
-        self, params: FamilyParams, shape: Shape | None, convention: Convention
+        self, params: FamilyParams, shape: Shape | None, convention: Convention, unknown: Marks = ()
     ) -> tuple[Shape | None, tuple[str, ...]]:
         assert isinstance(params, UnpoolParams)
         if params.output_shape is not None:

@@ -158,7 +158,7 @@ def _allowance(plan: Any, bound: Any, x: Array, expected: Array) -> Array | None
     try:
         if isinstance(plan, PoolPlan):
             return rounding_bound(plan, x, expected)
-        if bound is not None and bound.family is not None and plan is not None:
+        if bound is not None and not bound.family.windows and plan is not None:
             a: Array | None = bound.family.allowance(plan, [x], expected)
             return a
     except (IrpoolError, ValueError, AssertionError):

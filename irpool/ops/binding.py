@@ -1,35 +1,38 @@
 """bind(graph, layer): the one reader of a pooling layer's attributes.
 
-A layer becomes a `Bound`: its registry entry, its attributes read into PoolParams, the
+A layer becomes a `Bound`: its registry entry, its family (windowed pooling, adaptive pooling,
+a reduction, ...: `Bound.family`), its attributes read by the family into its params, the
 convention it runs under, and what the graph says about it (whether its indices output is used,
 its constant inputs).  Nothing after `bind` reads a layer's attributes again:
 
-* `Bound.plan(shape, dtype)` is the dtype-complete PoolPlan that the kernel executes, `explain`
-  prints and `compare` computes with (made once per shape and dtype, then reused);
-* `Bound.infer(shape)` is the output shape `check` reports, on interval dims, derived from the
-  same per-axis geometry.
+* `Bound.plan(shape, dtype)` is the dtype-complete plan (a windowed layer's PoolPlan, another
+  family's FamilyPlan) that the kernel executes, `explain` prints and `compare` computes with
+  (made once per shape, dtype and convention, then reused);
+* `Bound.infer(shape)` is the output shape `check` reports, on interval dims, by the same
+  family's rules.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import numpy.typing as npt
 
 from .. import conventions as conv
-from .. import geometry
 from ..conventions import Convention
 from ..errors import IrParseError, IrpoolError, SpecError
+from ..families import int_values
+from ..families.windows import QLINEAR, WINDOWS
 from ..frontends.ir_xml import read_const
-from ..geometry import PoolParams, PoolPlan
+from ..geometry import PoolParams
 from ..model import Graph, Layer, Shape
 from .registry import REGISTRY, OpSpec
 
 if TYPE_CHECKING:
-    from ..families import Family, FamilyParams, FamilyPlan, Values
+    from ..families import Family, Values
 
 Array = npt.NDArray[Any]
 
@@ -72,107 +75,87 @@ class Bound:
     constants: tuple[Array | None, ...] = ()
     """The value of each input that is a constant of the file (an IR Const, an ONNX
     initializer), by input index; None for a computed input (family layers only)."""
-    _params: dict[int | None, PoolParams] = field(default_factory=dict, compare=False, repr=False)
-    _plans: dict[tuple[Any, ...], PoolPlan] = field(default_factory=dict, compare=False, repr=False)
-    _family: dict[tuple[Any, ...], Any] = field(default_factory=dict, compare=False, repr=False)
+    _params: dict[tuple[Any, ...], Any] = field(default_factory=dict, compare=False, repr=False)
+    _plans: dict[tuple[Any, ...], Any] = field(default_factory=dict, compare=False, repr=False)
 
     @property
     def label(self) -> str:
         return self.layer.label
 
     @property
-    def family(self) -> Family | None:
-        """The layer's family when it is not a windowed (or quantised windowed) op."""
+    def family(self) -> Family:
+        """The layer's family: the entry's `path`; windowed pooling (and its quantised form)
+        for the entries of those kinds."""
         path: Family | None = self.spec.path
-        return path
+        if path is not None:
+            return path
+        return QLINEAR if self.spec.kind == "qlinear" else WINDOWS
 
     def values(self, given: Values | None = None) -> dict[int, tuple[int, ...]]:
         """The integer values of the family's value inputs: the file's constants, replaced by
         `given` (the arrays a run computed)."""
-        from ..families import int_values
-
-        family = self.family
         out: dict[int, tuple[int, ...]] = {}
-        if family is None:
-            return out
-        for k in family.value_inputs:
+        for k in self.family.value_inputs:
             value = int_values(self.constants[k]) if k < len(self.constants) else None
             if value is not None:
                 out[k] = value
         out.update(given or {})
         return out
 
-    def family_params(
+    def params_for(
         self, rank: int | None, given: Values | None = None, indices_used: bool | None = None
-    ) -> FamilyParams:
-        """A family layer's params for an input of `rank` dims and the values of its value
-        inputs (constants, or `given`); errors name the layer."""
+    ) -> Any:
+        """The layer's params (a PoolParams for windowed pooling, the family's params
+        otherwise) for an input of `rank` dims (None: unknown rank) and the values of its value
+        inputs (constants, or `given`), with the runtime's checks; errors name the layer."""
         family = self.family
-        assert family is not None
-        values = self.values(given)
         used = self.indices_used if indices_used is None else indices_used
-        key = ("params", rank, tuple(sorted(values.items())), used)
+        if self.given is not None:
+            return family.with_use(self.given, used)
+        values = self.values(given)
+        key = (rank, tuple(sorted(values.items())), used)
 
-        def read() -> FamilyParams:
+        def read() -> Any:
             found = family.read(self.spec, self.layer, rank, values)
-            if hasattr(found, "indices_used"):
-                found = replace(found, indices_used=used)  # type: ignore[call-arg]
-            return found
+            return family.with_use(found, used)
 
-        params: FamilyParams = self._kept(self._family, key, read)
-        return params
+        return self._kept(self._params, key, read)
 
-    def family_plan(
+    def plan(
         self,
         input_shape: tuple[int, ...],
         dtype: str | np.dtype[Any] = "float32",
         convention: str | Convention | None = None,
-        given: Values | None = None,
         indices_used: bool | None = None,
-    ) -> FamilyPlan:
-        """A family layer's plan for data of `input_shape` and `dtype` under the bound (or
-        another) convention; made once per shape, dtype, convention and input values."""
+        given: Values | None = None,
+    ) -> Any:
+        """The plan (a PoolPlan for windowed pooling, the family's FamilyPlan otherwise) for
+        data of `input_shape` (the layer's layout) and `dtype`, under the bound convention or
+        another one, with the indices taken as used or not (compare's probe) and the value
+        inputs `given` (a run's computed ones); made once, then reused; errors name the
+        layer."""
         family = self.family
-        assert family is not None
         cv = self.convention if convention is None else conv.get(convention)
         name = _dtype_name(dtype)
-        params = self.family_params(len(input_shape), given, indices_used)
-        key = ("plan", tuple(input_shape), name, cv.name, cv.target, params)
+        used = self.indices_used if indices_used is None else indices_used
+        rank = len(input_shape)
+        params = self.params_for(rank, given, used)
+        key = (tuple(input_shape), name, cv.name, cv.target, used, params)
 
-        def make() -> FamilyPlan:
+        def make() -> Any:
             if cv.name not in (*family.conventions, "openvino", "onnx", "torch"):
                 raise SpecError(
                     f"irpool has no {cv.name} rules for {family.title} ({params.op}); it "
                     f"computes it under the {', '.join(family.conventions)} convention(s)"
                 )
-            return family.plan(params, tuple(int(n) for n in input_shape), name, cv)
+            shape = tuple(int(n) for n in self._layout(tuple(input_shape)))
+            return family.plan(params, shape, name, cv)
 
-        plan: FamilyPlan = self._kept(self._family, key, make)
-        return plan
+        return self._kept(self._plans, key, make)
 
     def output_types(self, input_type: str | None) -> list[str | None]:
         """The element types of the layer's outputs for an input of `input_type`."""
-        family = self.family
-        if family is not None:
-            return family.output_types(self.family_params(None), input_type)
-        index = "i32" if self.params.index_dtype == "int32" else "i64"
-        return [input_type, index]
-
-    def params_for(self, rank: int | None) -> PoolParams:
-        """The attributes read for an input of `rank` dims (None: unknown rank), with the
-        runtime's checks; errors name the layer."""
-        if self.family is not None:
-            raise SpecError(
-                f"{self.spec.label} is not a windowed pooling layer", self.layer.where()
-            )
-        if self.given is not None:
-            return self.given
-        read = self.spec.read
-        assert read is not None
-        params: PoolParams = self._kept(
-            self._params, rank, lambda: read(self.spec, self.layer, rank)
-        )
-        return params
+        return self.family.output_types(self.params_for(None), input_type)
 
     def with_params(self, params: PoolParams) -> Bound:
         """The same layer with other parameters (to explain what a variant would do)."""
@@ -188,47 +171,22 @@ class Bound:
         )
 
     @property
-    def params(self) -> PoolParams:
-        """The attributes read without an input rank."""
+    def params(self) -> Any:
+        """The params read without an input rank."""
         return self.params_for(None)
 
     @property
     def notes(self) -> tuple[str, ...]:
         """What the reader noticed (ignored attributes, defaults openvino fills in, ...)."""
-        if self.family is not None:
-            first = next(
-                (v for k, v in self._family.items() if k[0] == "params"), None
-            ) or self.family_params(None)
-            return tuple(n for n in (self.note, *first.notes) if n)
         read = next(iter(self._params.values()), None) or self.params
         return tuple(n for n in (self.note, *read.notes) if n)
 
-    def _nchw(self, shape: tuple[Any, ...]) -> tuple[Any, ...]:
-        if self.channels_last and len(shape) > 2:
+    def _layout(self, shape: tuple[Any, ...]) -> tuple[Any, ...]:
+        """A shape in the order the family's rules take: N, C, *spatial for a channels-last
+        layer of a family whose rules are channels-first; else as it is."""
+        if self.channels_last and self.family.channels_first and len(shape) > 2:
             return (shape[0], shape[-1], *shape[1:-1])
         return shape
-
-    def plan(
-        self,
-        input_shape: tuple[int, ...],
-        dtype: str | np.dtype[Any] = "float32",
-        convention: str | Convention | None = None,
-        indices_used: bool | None = None,
-    ) -> PoolPlan:
-        """The plan for data of `input_shape` (the layer's layout) and `dtype`, under the bound
-        convention or another one (and, for compare's probe, indices taken as used or not);
-        made once, then reused; errors name the layer."""
-        cv = self.convention if convention is None else conv.get(convention)
-        name = _dtype_name(dtype)
-        used = self.indices_used if indices_used is None else indices_used
-        key = (tuple(input_shape), name, cv.name, cv.target, used)
-
-        def make() -> PoolPlan:
-            shape = tuple(int(n) for n in self._nchw(tuple(input_shape)))
-            return geometry.plan(self.params_for(len(shape)), shape, cv, used, name)
-
-        plan: PoolPlan = self._kept(self._plans, key, make)
-        return plan
 
     def _kept(self, cache: dict[Any, Any], key: Any, make: Callable[[], Any]) -> Any:
         """cache[key], made by `make` the first time it is asked for; errors name the layer."""
@@ -247,33 +205,28 @@ class Bound:
         if input_shape is None or len(unknown) != len(input_shape) or not any(unknown):
             unknown = ()
         family = self.family
-        if family is not None:
-            try:
-                fparams = self.family_params(rank)
-                out, texts = family.infer(fparams, input_shape, self.convention)
-            except IrpoolError as e:
-                raise e.at(self.layer.where()) from None
-            marks = _carried(unknown, input_shape, out)
-            if out is not None and family.value_inputs and not self.values():
-                # the size or axes input is not a constant of the file (a fragment, a
-                # computed input): the dims it decides are not verifiable, not wrong
-                marks = tuple(
-                    (m if i < len(marks) else False) or not d.is_static
-                    for i, (m, d) in enumerate(zip(marks or (False,) * len(out), out, strict=True))
-                )
-                marks = marks if any(marks) else ()
-            return Inferred(input_shape, out, texts, marks)
-        shape = None if input_shape is None else self._nchw(input_shape)
-        marks = self._nchw(unknown) if unknown else ()
+        shape = None if input_shape is None else self._layout(input_shape)
+        marks = self._layout(unknown) if unknown else ()
         try:
             params = self.params_for(rank)
-            output, formulas = geometry.infer_shape(params, shape, self.convention, marks)
+            out, texts = family.infer(params, shape, self.convention, marks)
         except IrpoolError as e:
             raise e.at(self.layer.where()) from None
-        if output is not None and self.channels_last:
-            output = (output[0], *output[2:], output[1])
-            marks = (marks[0], *marks[2:], marks[1]) if marks else ()
-        return Inferred(input_shape, output, formulas, marks)
+        if family.channels_first:
+            if out is not None and shape is not input_shape:
+                out = (out[0], *out[2:], out[1])
+                marks = (marks[0], *marks[2:], marks[1]) if marks else ()
+            return Inferred(input_shape, out, texts, marks)
+        marks = _carried(unknown, input_shape, out)
+        if out is not None and family.value_inputs and not self.values():
+            # the size or axes input is not a constant of the file (a fragment, a
+            # computed input): the dims it decides are not verifiable, not wrong
+            marks = tuple(
+                (m if i < len(marks) else False) or not d.is_static
+                for i, (m, d) in enumerate(zip(marks or (False,) * len(out), out, strict=True))
+            )
+            marks = marks if any(marks) else ()
+        return Inferred(input_shape, out, texts, marks)
 
 
 BIND_CALLS = 0
