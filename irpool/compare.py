@@ -44,6 +44,7 @@ from .families import FamilyPlan
 from .geometry import PoolPlan
 from .model import Graph, Layer, format_shape, shape_of
 from .oracles import openvino_rt, refusals
+from .oracles.openvino_precision import ran_note
 from .run import declared, pool_held, run_qlinear
 from .shapes import PoolingLayer, infer, pooling_layer
 from .skipped import Skipped, skipped_layers
@@ -389,7 +390,8 @@ def _load_oracle(onnx_graph: bool, precision: str | None) -> tuple[str, str | No
     openvino_rt.load()
     if precision is None:
         precision, reason = openvino_rt.default_precision()
-    return precision, reason
+    ran = ran_note(precision)  # the hint is a request (irpool/oracles/openvino_precision.py)
+    return precision, reason if ran is None else f"{reason}; {ran}"
 
 
 @dataclass

@@ -529,7 +529,7 @@ class CompiledModel:
                 lambda v: rn._elementwise(layer, execute, [x for x in v if x is not None]),
                 None,
             )
-            if prepare and moving[0]:
+            if prepare:  # some input is computed per call
                 return self._elementwise_step(layer, execute, elementwise, optional, moving)
             return elementwise.run, None
         if role == "quantize":

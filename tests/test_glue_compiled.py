@@ -306,3 +306,56 @@ def test_a_quantized_chain_through_compile_model(tmp_path: Path) -> None:
     for _ in range(2):
         got = f(x_in)
         assert exact(got["y"], expected["y"])
+
+
+def test_a_constant_first_keeps_the_program_on_arrays(tmp_path: Path) -> None:
+    """Multiply(Const, x) before a MaxPool: numpy's product on plain arrays (the kernel takes
+    the computed tensor first only), the same bits as irpool.run."""
+    shape = [1, 3, 6, 6]
+    net = NetBuilder("first")
+    x = net.parameter("x", shape)
+    c = net.const("c", np.asarray([0.5, -2.0, 3.0], np.float32).reshape(1, 3, 1, 1))
+    mul = net.op("Multiply", "opset1", "mul", {}, [c, x], [(shape, "f32")])
+    attrs = {"kernel": "2,2", "strides": "2,2", "pads_begin": "0,0", "pads_end": "0,0"}
+    pool = net.op("MaxPool", "opset1", "pool", attrs, [mul[0]], [([1, 3, 3, 3], "f32")])
+    net.result("y", pool[0])
+    path = save(net, tmp_path)
+    x_in = float32_specials(np.random.default_rng(8), 108).reshape(shape)
+    f = irpool.compile_model(path, threads=1)
+    for _ in range(2):
+        assert exact(f(x_in)["y"], irpool.run(path, x_in).outputs["y"])
+    program = f._last[1] if f._last else None
+    assert program is not None and program.arrays is not None
+    assert [(g.type, g.path) for g in f.glue] == [("Multiply", "numpy")]
+
+
+@pytest.mark.slow
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    st.lists(st.integers(1, 9), min_size=2, max_size=5),
+    st.integers(0, 4),
+    st.sampled_from([2, 3, 16, 255, 256]),
+    st.booleans(),
+    st.sampled_from([None, False, True]),
+    st.integers(0, 2**32 - 1),
+)
+def test_fake_quantize_sweep(
+    dims: list[int], axis: int, levels: int, fused: bool, fma_out: Any, seed: int
+) -> None:
+    """Random shapes, constants per tensor or along one axis (inverted ranges, tiny and huge
+    ones), random float32 bit patterns: lpt.cpu_fake_quantize's bits wherever the kernel
+    serves."""
+    from irpool import lpt
+    from irpool.kernel.glue_compiled import fake_quantize
+
+    rng = np.random.default_rng(seed)
+    shape = tuple(dims)
+    along = axis % len(shape)
+    cshape = tuple(d if k == along else 1 for k, d in enumerate(shape))
+    scale = np.float32(10.0 ** rng.integers(-6, 6))
+    ranges = [(rng.standard_normal(cshape) * scale).astype(np.float32) for _ in range(4)]
+    p = lpt.fq_params(levels, ranges, len(shape))
+    x = float32_specials(rng, int(np.prod(shape))).reshape(shape)
+    near = rng.random(shape) < 0.7  # most values near the ranges
+    x[near] = (rng.standard_normal(int(near.sum())) * scale * 2).astype(np.float32)
+    assert exact(fake_quantize(x, p, fused, fma_out), lpt.cpu_fake_quantize(x, p, fused, fma_out))
