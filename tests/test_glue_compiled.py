@@ -101,6 +101,18 @@ def test_unary(type_: str, reference: Any) -> None:
     assert exact(kernel([strided])[0], reference(_layer(type_), [strided])[0])
 
 
+@pytest.mark.parametrize("exponent", [0.5, 1.0, 2.0, 3.0, 4.0])
+@pytest.mark.parametrize("rank", [0, 1, 4])
+def test_power_by_a_scalar(exponent: float, rank: int) -> None:
+    """Power by the scalar exponents openvino computes without powf (kernel/libm.py
+    power_rules): ops/glue.py's bits, NaN payloads included."""
+    x = float32_specials(np.random.default_rng(9), 3000).reshape(2, 3, 20, 25)
+    e = np.full((1,) * rank, exponent, np.float32)
+    made = prepare_elementwise("Power", [x, e], [True, False], "auto")
+    assert made is not None
+    assert exact(made[0]([x, e])[0], core.power(_layer("Power"), [x, e])[0])
+
+
 @pytest.mark.parametrize(
     "shape,other",
     [
@@ -160,7 +172,9 @@ def test_what_multiply_leaves_to_numpy() -> None:
     assert prepare_elementwise("Multiply", [x, wide], [True, False], "auto") is None
     bigger = np.ones((2, 4, 3, 3), np.float32)
     assert prepare_elementwise("Multiply", [x, bigger], [True, False], "auto") is None
-    two = np.full(1, 2.0, np.float32)
+    other = np.full(1, 2.5, np.float32)  # powf: left to numpy
+    assert prepare_elementwise("Power", [x, other], [True, False], "auto") is None
+    two = np.full((1, 1, 1, 1, 1), 2.0, np.float32)  # a result of higher rank
     assert prepare_elementwise("Power", [x, two], [True, False], "auto") is None
     assert prepare_elementwise("Relu", [x], [True], "numpy") is None
     assert _pattern((2, 3, 4), (3, 1)) == (3, 4)

@@ -1,5 +1,6 @@
 """The per-element glue of a compiled model (irpool.compile_model) on numba kernels: Convert to
 float32 (from u8, i8, i32 and f16), Multiply of float32 tensors, ReLU, Abs and Sqrt of float32,
+Power of float32 by a scalar 0.5, 1, 2, 3 or 4,
 where every tensor the layer reads per call is held in its declared type.
 
 A glue layer is prepared for the dtypes and shapes of one program (compile_model builds one per
@@ -29,6 +30,8 @@ kernels = NumbaModule("numba_glue")
 _F32 = np.dtype(np.float32)
 _TO_F32 = (np.dtype(np.uint8), np.dtype(np.int8), np.dtype(np.int32))
 _UNARY = {"relu": 0, "abs": 1, "sqrt": 2}
+_POWERS = {0.5: 2, 2.0: 3, 3.0: 4, 4.0: 5, 1.0: 6}
+"""Power's scalar exponents computed without powf, and the kernel's op for each."""
 
 
 def _serve(path: str) -> bool:
@@ -96,8 +99,17 @@ def prepare_elementwise(
         return None
     x = arrays[0]
     shape = tuple(x.shape)
-    if layer_type.lower() in _UNARY and len(arrays) == 1:
-        op = _UNARY[layer_type.lower()]
+    op = _UNARY.get(layer_type.lower(), -1) if len(arrays) == 1 else -1
+    if layer_type == "Power" and len(arrays) == 2 and not moving[1] and arrays[1].size == 1:
+        # a scalar exponent openvino computes by multiplication or the square root
+        # (kernel/libm.py power_rules), the result of the input's shape
+        try:
+            fits = np.broadcast_shapes(shape, arrays[1].shape) == shape
+        except ValueError:  # numpy's function raises the layer's error
+            fits = False
+        if fits:
+            op = _POWERS.get(float(np.float32(arrays[1].reshape(-1)[0])), -1)
+    if op >= 0:
         unary = kernels().unary
 
         def run_unary(v: list[Any]) -> list[Any]:

@@ -46,7 +46,8 @@ def multiply(a, b, mid, inner, out):
 
 @njit(**OPTS)
 def unary(x, op, out):
-    """op 0: ReLU (x > 0 ? x : +0, NaN to +0); 1: Abs (the sign bit cleared); 2: Sqrt."""
+    """op 0: ReLU (x > 0 ? x : +0, NaN to +0); 1: Abs (the sign bit cleared); 2: Sqrt;
+    3: x * x; 4: x * x * x; 5: (x * x) * (x * x); 6: x (a copy)."""
     zero = np.float32(0.0)
     if op == 0:
         for i in range(x.size):
@@ -55,9 +56,22 @@ def unary(x, op, out):
     elif op == 1:
         for i in range(x.size):
             out[i] = abs(x[i])
-    else:
+    elif op == 2:
         for i in range(x.size):
             out[i] = np.sqrt(x[i])
+    elif op == 3:
+        for i in range(x.size):
+            out[i] = x[i] * x[i]
+    elif op == 4:
+        for i in range(x.size):
+            out[i] = x[i] * x[i] * x[i]
+    elif op == 5:
+        for i in range(x.size):
+            v = x[i]
+            out[i] = (v * v) * (v * v)
+    else:
+        for i in range(x.size):
+            out[i] = x[i]
 
 
 @njit(**OPTS)
