@@ -463,19 +463,48 @@ def explain_ties(
         return said
     try:
         arrays, sources = draw(graph, given, seed, low, high, False, limit)
+    except IrpoolError as e:
+        return {**said, **{la.label: f"no inputs for its .5 ties: {e.message}" for la in chains}}
+    what = "; ".join(_source_text(s) for s in sources)
+    try:
         tensors = run_graph(graph, arrays, "openvino", limit=limit).tensors
     except IrpoolError as e:
-        for layer in chains:
-            said[layer.label] = (
-                f"its .5 ties need the net run by irpool, which refuses: {e.message}"
-            )
-        return said
-    what = "; ".join(_source_text(s) for s in sources)
+        try:
+            tensors = _from_openvino(graph, chains, arrays)
+        except IrpoolError:
+            for layer in chains:
+                said[layer.label] = f"its .5 ties need the net run, and irpool says: {e.message}"
+            return said
+        what += "; the first FakeQuantize's output from openvino (irpool does not run the net)"
     for layer in chains:
         found = chain_ties(graph, layer, tensors, what)
         if found is not None:
             said[layer.label] = found
     return said
+
+
+def _from_openvino(graph: Graph, chains: list[Layer], arrays: dict[str, Array]) -> dict[str, Array]:
+    """The tensors chain_ties reads, from openvino at f32: each chain's first FakeQuantize's
+    output, which also stands for its input (re-quantizing a quantized value gives its own step
+    back; the FakeQuantize may be fused into a Convolution, whose input does not exist as
+    deployed)."""
+    from .oracles.openvino_tensors import layer_outputs
+
+    if graph.path is None:
+        raise IrpoolError("the model has no file for openvino to read")
+    sources: dict[str, Layer] = {}
+    for layer in chains:
+        q = quantized_layer(graph, layer)
+        if q is not None and q.source.name and q.source.outputs:
+            sources[q.source.label] = q.source
+    got = layer_outputs(graph.path, [(la.name or "", 0) for la in sources.values()], arrays)
+    tensors: dict[str, Array] = {}
+    for source, value in zip(sources.values(), got, strict=True):
+        tensors[f"{source.label}:{source.outputs[0].id}"] = value
+        before = _producer(graph, source)
+        if before is not None:
+            tensors[f"{before[0].label}:{before[1]}"] = value
+    return tensors
 
 
 def _source_text(s: Any) -> str:

@@ -224,3 +224,40 @@ def test_explain_says_why_a_layer_has_no_ties(ov: Any, tmp_path: Path) -> None:
     assert "quantized chain: no FakeQuantize reads its output" in done.stdout
     plain = irpool("explain", "fixtures/ir/ranks.xml", "--layer", "max3d")
     assert plain.returncode == 0 and "quantized chain" not in plain.stdout
+
+
+@pytest.mark.oracle
+def test_ties_behind_a_quantized_convolution(ov: Any, tmp_path: Path) -> None:
+    """A net irpool does not run (FQ -> Convolution -> ReLU -> FQ -> AvgPool -> FQ, as NNCF
+    writes it): the first FakeQuantize's output comes from openvino, and the openvino reading
+    is openvino's own unprobed output on every cell."""
+    o1 = ov.opset1
+
+    def const(v: Any) -> Any:
+        return o1.constant(np.asarray(v, dtype=np.float32))
+
+    def fq(t: Any, lo: float, hi: float, levels: int = 256) -> Any:
+        return o1.fake_quantize(t, const(lo), const(hi), const(lo), const(hi), levels)
+
+    x = o1.parameter([1, 3, 18, 18], np.float32, name="x")
+    w = fq(const(np.random.default_rng(5).uniform(-1, 1, (6, 3, 3, 3))), -1.0, 1.0, 255)
+    conv = o1.relu(o1.convolution(fq(x, -1.0, 1.0), w, [1, 1], [1, 1], [1, 1], [1, 1]))
+    pool = o1.avg_pool(fq(conv, 0.0, 2.55), [2, 2], [0, 0], [0, 0], [2, 2], True)
+    path = str(tmp_path / "conv.xml")
+    model = ov.Model([o1.result(fq(pool, 0.0, 3.825))], [x], "conv")
+    ov.save_model(model, path, compress_to_fp16=False)
+    data = np.random.default_rng(6).uniform(-1, 1, (1, 3, 18, 18)).astype(np.float32)
+    compiled = ov.Core().compile_model(path, "CPU", {"INFERENCE_PRECISION_HINT": "f32"})
+    out = np.asarray(compiled({0: data})[compiled.outputs[0]], dtype=np.float64)
+    measured = np.rint(out / (float(F32(3.825)) / 255)).astype(np.int64)
+    graph = load_model(path)
+    layer = next(la for la in graph.layers if la.type == "AvgPool")
+    found = ties.explain_ties(graph, [layer.label], None, 0, -1.0, 1.0)
+    report = found[layer.label]
+    assert isinstance(report, ties.ChainTies), report
+    assert "from openvino" in report.inputs
+    tensors = ties._from_openvino(graph, [layer], {"x": data})
+    codes = ties.chain_codes(graph, layer, tensors)
+    assert np.array_equal(codes["openvino"], measured), int((codes["openvino"] != measured).sum())
+    on_data = ties.chain_ties(graph, layer, tensors)
+    assert on_data is not None and on_data.counts["openvino/reference"] > 0  # ties are there
