@@ -731,15 +731,17 @@ def _probe_onnx(
         with refusals("onnxruntime", graph.path):
             tensors = onnxruntime_rt.probe_tensors(model, wanted, inputs)
     except OracleRefused as e:
-        if "NOT_IMPLEMENTED" not in e.message:
+        rows = [pl.spec.reference for pl in pooling if pl.spec.reference is not None]
+        if "NOT_IMPLEMENTED" not in e.message and not rows:
             raise
-        # onnxruntime has no kernel for some node (LpPool-1, GlobalLpPool-1/22): onnx's
-        # reference evaluator stands in for it, and the report says so
+        # onnxruntime has no kernel for some node (LpPool-1, GlobalLpPool-1/22), or a node is
+        # of an op whose entry brings its own oracle row: onnx's reference evaluator stands
+        # in for it, and the report says so
         from .oracles import onnx_reference
 
         reason = e.message.removeprefix("onnxruntime refused the model: ")
         try:
-            tensors = onnx_reference.probe_tensors(model, sorted(set(wanted)), inputs)
+            tensors = onnx_reference.probe_tensors(model, sorted(set(wanted)), inputs, rows)
         except Exception as ref_error:  # the evaluator's own errors: it cannot run the model
             raise Unrunnable(
                 f"neither runtime runs the model: onnxruntime has no kernel ({reason}); onnx's "

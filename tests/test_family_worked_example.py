@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -80,6 +80,21 @@ PLANE_SUM_1 = OpSpec(
 )
 
 
+def plane_sum_reference(plane: Any) -> type:
+    """The oracle row: an onnx.reference OpRun named after the op (the evaluator finds a new op
+    by its class name and op_domain) computing `plane(values of one plane)` for each plane."""
+    from onnx.reference.op_run import OpRun
+
+    def run(self: Any, x: Any) -> tuple[Any]:
+        out = np.zeros((*x.shape[:2], *(1,) * (x.ndim - 2)), np.float64)
+        for n in range(x.shape[0]):
+            for c in range(x.shape[1]):
+                out[n, c] = plane([float(v) for v in x[n, c].reshape(-1)])
+        return (out.astype(x.dtype),)
+
+    return type("PlaneSum", (OpRun,), {"op_domain": "test.planes", "_run": run})
+
+
 @pytest.fixture
 def plane_sum_family() -> Iterator[OpSpec]:
     REGISTRY.add(PLANE_SUM_1)
@@ -127,3 +142,52 @@ def test_a_new_family_is_one_module_and_its_rows(
     capsys.readouterr()
     index = json.loads((out / "index.json").read_text())
     assert len(index["cases"]) == 1
+
+
+def _onnx_net(path: Path) -> str:
+    from onnx import TensorProto, helper, save
+
+    node = helper.make_node("PlaneSum", ["x"], ["y"], domain="test.planes")
+    graph = helper.make_graph(
+        [node],
+        "planes",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3, 4, 5])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 3, 1, 1])],
+    )
+    imports = [helper.make_opsetid("", 18), helper.make_opsetid("test.planes", 1)]
+    model = helper.make_model(graph, opset_imports=imports)
+    model.ir_version = 10
+    save(model, str(path))
+    return str(path)
+
+
+@pytest.mark.parametrize("oracle_sums", [True, False])
+def test_compare_holds_the_family_to_its_oracle_row(
+    tmp_path: Path,
+    plane_sum_family: OpSpec,
+    onnx: Any,
+    ort: Any,
+    oracle_sums: bool,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # an IR layer of an op openvino does not know: a one-line refusal, exit 2
+    assert cli.main(["compare", _net(tmp_path / "planes.xml")]) == 2
+    err = capsys.readouterr().err
+    assert "PlaneSum" in err and len(err.strip().splitlines()) == 1
+
+    # the ONNX entry with an oracle row: the row's plane sums agree with the kernel row's
+    # bit for bit on integer data; a row that means something else (the plane's mean) is
+    # reported as a difference, so compare does hold the layer to the row
+    plane = sum if oracle_sums else (lambda v: sum(v) / len(v))
+    entry = replace(PLANE_SUM_1, domain="test.planes", reference=plane_sum_reference(plane))
+    REGISTRY.add(entry)
+    try:
+        path = _onnx_net(tmp_path / "planes.onnx")
+        code = cli.main(["compare", path, "--range=-50,50", "--json"])
+    finally:
+        REGISTRY.remove(entry)
+    report = json.loads(capsys.readouterr().out)
+    assert "ReferenceEvaluator" in report["oracle"]
+    (layer,) = report["layers"]
+    assert layer["op"] == "PlaneSum-1"
+    assert (code, layer["passed"]) == ((0, True) if oracle_sums else (1, False))

@@ -105,7 +105,13 @@ class OpSpec:
     """Computes a glue layer's outputs from its inputs (glue entries)."""
     path: Any = field(default=None, compare=False, repr=False)
     """The family of a `family` entry (an irpool.families.Family: reads the layer, infers its
-    shape, plans it, explains it); None for windowed, quantised and glue entries."""
+    shape, plans it, explains it); None for windowed and quantised entries (their family is
+    families.windows', see Bound.family) and glue entries."""
+    reference: Any = field(default=None, compare=False, repr=False)
+    """An oracle row for an ONNX op no runtime irpool drives has a kernel for: an
+    onnx.reference OpRun class that computes the op from its own definition (written apart
+    from irpool's kernel).  compare hands it to onnx's reference evaluator, which stands in for
+    onnxruntime on such a model; None for every op a runtime computes."""
 
     @property
     def label(self) -> str:

@@ -8,7 +8,7 @@ reference is known to compute something else; callers then trust onnxruntime ins
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -33,15 +33,20 @@ def version() -> str:
 
 
 def probe_tensors(
-    model: Any, names: list[str], feeds: Mapping[str, np.ndarray]
+    model: Any,
+    names: list[str],
+    feeds: Mapping[str, np.ndarray],
+    new_ops: Sequence[Any] = (),
 ) -> dict[str, np.ndarray]:
     """Run a ModelProto with onnx's reference evaluator and return the named tensors (any
-    computed tensor of the graph, not only its outputs)."""
+    computed tensor of the graph, not only its outputs); `new_ops` are OpRun classes of ops
+    the evaluator does not know (registry entries' `reference` rows)."""
     try:
         from onnx.reference import ReferenceEvaluator
     except ImportError:
         raise OracleMissing("onnx is not installed; pip install 'irpool[onnx]'") from None
-    values = ReferenceEvaluator(model).run(list(names), dict(feeds))
+    evaluator = ReferenceEvaluator(model, new_ops=list(new_ops) or None)
+    values = evaluator.run(list(names), dict(feeds))
     return {n: np.asarray(v) for n, v in zip(names, values, strict=True)}
 
 
