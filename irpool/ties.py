@@ -49,6 +49,9 @@ TITLES = {
     "reference": "reference (spec in float)",
     "lpt_off": "openvino, LPT off",
 }
+FAR = 0.01
+"""A differing cell whose exact value is farther than this (in steps) from k + 1/2 differs for
+another reason than rounding."""
 SAME = {"openvino": "LPT on", "reference": "the reference"}
 CELLS_SHOWN = 20
 """The text lists this many differing cells (the JSON lists them all, up to CELLS_KEPT)."""
@@ -133,13 +136,18 @@ class ChainTies:
     inputs: str = ""
     lpt_off_same_as: str | None = None
     """The reading whose codes LPT off gives on every cell (then it is not shown)."""
+    far: int = 0
+    """Differing cells whose exact value is more than FAR steps from k + 1/2: not a rounding
+    matter (an AvgPool's padded taps are LPT's code 0, which a zero point makes -zp*scale)."""
+    through: list[str] = field(default_factory=list)
+    """The MaxPool layers between the first FakeQuantize and the layer (they pool its codes)."""
 
     def summary(self) -> str:
         ov = self.directions.get("openvino", {})
-        near = self.differing_count - self.ties
+        near = self.differing_count - self.ties - self.far
         text = (
             f"{self.differing_count:,} of {self.cells:,} cells get different codes; "
-            f"{self.ties:,} of them are .5 ties"
+            f"{self.ties:,} of them {'is a .5 tie' if self.ties == 1 else 'are .5 ties'}"
         )
         if self.ties:
             text += f" (openvino's LPT rounds {ov.get('up', 0):,} up, {ov.get('down', 0):,} down"
@@ -147,6 +155,11 @@ class ChainTies:
             text += f"; the reference {ref.get('up', 0):,} up, {ref.get('down', 0):,} down)"
         if near:
             text += f", {near:,} near-ties that float32 rounding puts on either side"
+        if self.far:
+            text += (
+                f", {self.far:,} far from any .5 (the readings compute different values there, "
+                "not a rounding)"
+            )
         return text
 
     def to_json(self) -> dict[str, Any]:
@@ -154,6 +167,7 @@ class ChainTies:
             "layer": self.layer,
             "fake_quantize_before": self.source,
             "fake_quantize_after": self.post,
+            "through": self.through,
             "levels": self.levels,
             "code_type": self.code_type,
             "inputs": self.inputs,
@@ -162,6 +176,7 @@ class ChainTies:
             "lpt_off_same_as": self.lpt_off_same_as,
             "differing_cells": self.differing_count,
             "exact_ties": self.ties,
+            "far_from_ties": self.far,
             "pairs": self.counts,
             "tie_directions": self.directions,
             "summary": self.summary(),
@@ -198,18 +213,23 @@ def why_not(graph: Graph, layer: Layer) -> str | None:
     q = quantized_layer(graph, layer)
     if q is None:
         return None
-    found = _producer(graph, layer)
-    if found is None or found[0] is not q.source:
-        return (
-            f'it reads FakeQuantize "{q.source.label}" through a MaxPool: its .5 ties are '
-            "not listed (explain that FakeQuantize's first reader)"
-        )
     if q.post is None:
         return (
             "no FakeQuantize reads its output: nothing rounds it to codes, so it has no .5 ties "
             "(its readings differ by float32 rounding only)"
         )
     return None
+
+
+def _between(graph: Graph, layer: Layer, source: Layer) -> list[Layer]:
+    """The MaxPool layers between the first FakeQuantize and the layer, in order (LPT moves
+    the dequantization past them: they pool the codes)."""
+    chain: list[Layer] = []
+    found = _producer(graph, layer)
+    while found is not None and found[0] is not source:
+        chain.insert(0, found[0])
+        found = _producer(graph, found[0])
+    return chain
 
 
 def _float_pool(bound: Any, kind: str, x: Array) -> Array:
@@ -248,6 +268,9 @@ def _readings(
     d = lpt.decompose(p1)
     assert d is not None  # quantized_layer found one
     codes = d.codes(np.asarray(fq_out, dtype=F32), p1)
+    through = [bind(graph, mid, "openvino") for mid in _between(graph, layer, q.source)]
+    for mid in through:  # MaxPools of the codes before the layer
+        codes = pool_codes(mid, "max", codes)[1]
     _, pooled, _ = pool_codes(bound, q.kind, codes)
     p2 = lpt.fq_params(q.post_levels, list(q.post_ranges), pooled.ndim)
     top = F32(p2.levels - 1)
@@ -257,7 +280,12 @@ def _readings(
     steps = np.rint(t_lpt)
     out["openvino"] = (t_lpt, steps, _rounds(t_lpt, steps))
 
-    y_ref = _float_pool(bound, q.kind, lpt.reference_fake_quantize(x0, p1))
+    def floats(v: Array) -> Array:
+        for mid in through:
+            v = _float_pool(mid, "max", v)
+        return _float_pool(bound, q.kind, v)
+
+    y_ref = floats(lpt.reference_fake_quantize(x0, p1))
     t_ref, low, high = lpt.reference_position(y_ref, p2)
     steps = np.where(low, F32(0), np.where(high, top, np.rint(t_ref)))
     how = _rounds(t_ref, steps)
@@ -265,7 +293,7 @@ def _readings(
     how[high] = "above the range"
     out["reference"] = (t_ref, steps, how)
 
-    y_off = _float_pool(bound, q.kind, lpt.cpu_fake_quantize(x0, p1, fma_out=True))
+    y_off = floats(lpt.cpu_fake_quantize(x0, p1, fma_out=True))
     t_off = lpt.cpu_position(y_off, p2, fused=True)
     steps = np.rint(t_off)
     out["lpt_off"] = (t_off, steps, _rounds(t_off, steps))
@@ -377,6 +405,7 @@ def chain_ties(
         counts=pairs,
         inputs=inputs,
         lpt_off_same_as=same_as[0] if same_as else None,
+        through=[mid.label for mid in _between(graph, layer, q.source)],
     )
     where = np.argwhere(differs)
     report.differing_count = len(where)
@@ -396,6 +425,8 @@ def chain_ties(
                 for k, (t, s, how) in readings.items()
             },
         )
+        if cell.off_tie is not None and abs(cell.off_tie) > FAR:
+            report.far += 1
         if cell.tie:
             report.ties += 1
             for k in READINGS:
@@ -411,7 +442,9 @@ def chain_ties(
 def format_ties(t: ChainTies) -> list[str]:
     """The lines explain prints under the layer."""
     lines = [
-        f'  quantized chain: FakeQuantize "{t.source}" -> this layer -> FakeQuantize '
+        f'  quantized chain: FakeQuantize "{t.source}" -> '
+        + "".join(f'"{mid}" -> ' for mid in t.through)
+        + "this layer -> FakeQuantize "
         f'"{t.post}" ({t.levels} levels; codes {t.code_type})',
         f"    readings: {'; '.join(TITLES[k] for k in t.readings)}"
         + (

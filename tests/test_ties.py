@@ -261,3 +261,38 @@ def test_ties_behind_a_quantized_convolution(ov: Any, tmp_path: Path) -> None:
     assert np.array_equal(codes["openvino"], measured), int((codes["openvino"] != measured).sum())
     on_data = ties.chain_ties(graph, layer, tensors)
     assert on_data is not None and on_data.counts["openvino/reference"] > 0  # ties are there
+
+
+@pytest.mark.oracle
+def test_ties_through_a_maxpool_of_codes(ov: Any, tmp_path: Path) -> None:
+    """FQ (zero point) -> MaxPool -> AvgPool (padding counted) -> FQ: LPT pools the codes
+    through both; the readings equal openvino's codes with LPT on and off on every cell, and the
+    border cells where LPT's padded code 0 stands for -zp*scale differ far from any tie."""
+    from lpt_zoo import zoo
+
+    shape, build = zoo(ov)["max-then-avg"]
+    path = str(tmp_path / "mta.xml")
+    ov.save_model(build(), path, compress_to_fp16=False)
+    x = np.random.default_rng(8).uniform(-0.7, 2.3, shape).astype(np.float32)
+    step = float(F32(2.0)) / 255
+    measured = {}
+    for key, config in (
+        ("openvino", {"INFERENCE_PRECISION_HINT": "f32"}),
+        ("lpt_off", {"INFERENCE_PRECISION_HINT": "f32", "LP_TRANSFORMS_MODE": False}),
+    ):
+        compiled = ov.Core().compile_model(path, "CPU", config)
+        out = np.asarray(compiled({0: x})[compiled.outputs[0]], dtype=np.float64)
+        measured[key] = np.rint(out / step).astype(np.int64)
+    graph = load_model(path)
+    tensors = run_graph(graph, {"x": x}, "openvino").tensors
+    layer = next(la for la in graph.layers if la.type == "AvgPool")
+    codes = ties.chain_codes(graph, layer, tensors)
+    for key, want in measured.items():
+        assert np.array_equal(codes[key], want), (key, int((codes[key] != want).sum()))
+    report = ties.chain_ties(graph, layer, tensors)
+    assert report is not None
+    assert report.through == [la.label for la in graph.layers if la.type == "MaxPool"]
+    far = [c for c in report.differing if c.off_tie is not None and abs(c.off_tie) > ties.FAR]
+    assert report.far == len(far) > 0
+    # far from a tie, the readings differ by more than one step: a different value, not rounding
+    assert any(abs(c.readings["openvino"].code - c.readings["reference"].code) > 1 for c in far)
