@@ -65,18 +65,24 @@ class RunResult:
 
     outputs: dict[str, Array] = field(default_factory=dict)
     tensors: dict[str, Array] = field(default_factory=dict)
-    plans: dict[str, PoolPlan] = field(default_factory=dict)
-    family_plans: dict[str, FamilyPlan] = field(default_factory=dict)
-    """The plan of each layer of another pooling family (adaptive, reductions, ...)."""
-    order: list[str] = field(default_factory=list)
-    """Every pooling layer's label, in the order the layers ran."""
+    plans: dict[str, PoolPlan | FamilyPlan] = field(default_factory=dict)
+    """The plan of every pooling layer (a windowed PoolPlan or another family's FamilyPlan), by
+    label, in the order the layers ran."""
+
+    @property
+    def order(self) -> list[str]:
+        """Every pooling layer's label, in the order the layers ran."""
+        return list(self.plans)
+
+    @property
+    def family_plans(self) -> dict[str, FamilyPlan]:
+        """The plans of the layers of the families other than windowed pooling (adaptive,
+        reductions, ...): the public API's name for them (docs/api.md)."""
+        return {k: p for k, p in self.plans.items() if isinstance(p, FamilyPlan)}
 
     def all_plans(self) -> dict[str, PoolPlan | FamilyPlan]:
         """The plan of every pooling layer (windowed or of another family), in run order."""
-        found: dict[str, PoolPlan | FamilyPlan] = {}
-        for label in self.order:
-            found[label] = self.plans.get(label) or self.family_plans[label]
-        return found
+        return dict(self.plans)
 
     bound: dict[str, Bound] = field(default_factory=dict)
     """Each pooling layer as `bind` made it (by label)."""
@@ -463,15 +469,14 @@ def _execute(
         return [_fake_quantize(layer, ins, plugin, result.notes)]
     bound = bind(graph, layer, flow.convention)
     result.bound[layer.label] = bound
-    result.order.append(layer.label)
+    plan: PoolPlan | FamilyPlan
     if not bound.family.windows:
-        fp, outs = _family(bound, optional, flow.limit, flow.convention)
-        result.family_plans[layer.label] = fp
+        plan, outs = _family(bound, optional, flow.limit, flow.convention)
     else:
-        p, outs = _pool(
+        plan, outs = _pool(
             bound, optional, flow.convention, flow.limit, flow.refuse, plugin, flow.hold_f16
         )
-        result.plans[layer.label] = p
+    result.plans[layer.label] = plan
     return outs
 
 

@@ -263,7 +263,6 @@ def execute(
         result = run_graph(graph, arrays, convention, cast, limit)
         report.outputs, report.tensors = result.outputs, result.tensors
         report.plans, report.bound, report.inputs = result.plans, result.bound, dict(arrays)
-        report.family_plans, report.order = result.family_plans, result.order
         report.notes = fusions + result.notes
         report.layers = {la.label: la for la in graph.layers}
         return report
@@ -299,11 +298,7 @@ def execute(
     plan, outputs = run_layer(graph, chosen.label, x, convention, cast, limit, extra)
     report.inputs = {"input": x, **extra}
     report.outputs = outputs
-    if isinstance(plan, PoolPlan):
-        report.plans = {chosen.label: plan}
-    else:
-        report.family_plans = {chosen.label: plan}
-    report.order = [chosen.label]
+    report.plans = {chosen.label: plan}
     report.layers = {chosen.label: chosen}
     return report
 
