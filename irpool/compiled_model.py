@@ -11,7 +11,12 @@ declared type, not a constant) runs its prepared plan directly: a windowed layer
 layer of an f16 or bf16 input that only Results read runs the plan for data of that type (the
 kernel widens to float32 and rounds back as the plugin does around the layer and its Result).
 Glue computed per element on plain tensors (Convert, Multiply, ReLU, ...) runs on plain arrays,
-on the numba kernels of kernel/glue_compiled.py where one serves it.  Each program
+on the numba kernels of kernel/glue_compiled.py where one serves it.  A quantized chain (the
+plugin's low-precision transformations, lpt_run.py) is read once: a FakeQuantize with constant
+ranges gets its constants, LPT's decomposition and the ranges a moved dequantization is fused
+into when the program is built, and computes per call only what its readers take (its value,
+its codes, or both); a pooling layer LPT runs on codes runs its plan on them, prepared (the
+compiled path where it serves).  Each program
 is checked once against `run.run_graph` on a random input when it is built; where they differ
 (a bug) the program drops its prepared steps and says so in `why`.
 """
@@ -533,6 +538,10 @@ class CompiledModel:
                 return self._elementwise_step(layer, execute, elementwise, optional, moving)
             return elementwise.run, None
         if role == "quantize":
+            if prepare and plugin:
+                made = self._quantize_step(layer, optional, moving)
+                if made is not None:
+                    return made
             quantize: Any = None
             if prepare and self.kernel_path != "numpy":
                 from .kernel.glue_compiled import fake_quantize as quantize
@@ -639,6 +648,10 @@ class CompiledModel:
             and self._results_only(bound.layer)
         ):
             return self._half_step(bound, optional, plugin)
+        if plugin and getattr(src, "quant", None) is not None:
+            made = self._codes_step(bound, src)
+            if made is not None:
+                return made
         if not _plain(src) or src.declared != "f32":
             return self._interpreted(
                 bound,
@@ -677,6 +690,188 @@ class CompiledModel:
         return _Prepared(run, direct), LayerPath(
             bound.label, bound.layer.type, prepared.path, prepared.why
         )
+
+    # -- quantized chains (LPT) ----------------------------------------------------------------
+
+    def _readers(self, layer: Layer) -> list[tuple[Layer, int]]:
+        """The layers that read `layer`'s outputs, each with the input position it reads."""
+        graph = self.graph
+        by_id = {la.id: la for la in graph.layers}
+        out = []
+        for e in graph.edges:
+            if e.from_layer != layer.id:
+                continue
+            reader = by_id[e.to_layer]
+            where = [k for k, port in enumerate(reader.inputs) if port.id == e.to_port]
+            out.append((reader, where[0] if where else -1))
+        return out
+
+    def _quantize_step(
+        self, layer: Layer, optional: list[Any], moving: list[bool]
+    ) -> tuple[Callable[[list[Any]], list[Any]], LayerPath | None] | None:
+        """A FakeQuantize whose ranges are constants, on the plugin's reading (lpt_run): its
+        constants, LPT's decomposition, the ranges a moved dequantization is fused into and
+        the kernels made once; a call computes the value only where a reader takes it and the
+        codes only where a reader may pool them.  None: the interpreter's own step."""
+        from . import lpt
+        from .lpt_run import Quant, levels_of
+
+        rn = _run_module()
+        if len(optional) != 5 or any(v is None for v in optional) or any(moving[1:]):
+            return None
+        x = optional[0]
+        quant = getattr(x, "quant", None)
+        moved = quant is not None and quant.moved
+        if not moved and not (quant is not None or (_plain(x) and x.declared == "f32")):
+            return None
+        data = quant.codes if quant is not None and moved else x.output()
+        if data.dtype != np.float32:
+            return None
+        ranges = [v.constant if v.constant is not None else v.output() for v in optional[1:]]
+        levels = levels_of(layer)
+        p = lpt.fq_params(levels, ranges, data.ndim)
+        d = lpt.decompose(p)
+        shape = tuple(data.shape)
+        if quant is not None and moved:
+            p_in, post = lpt.fused_ranges(p, quant.d), quant.post_op
+            value_of = self._fq_kernel(shape, p_in, post, True)
+        else:
+            p_in, post = p, False
+            value_of = self._fq_kernel(shape, p, False, None)
+        readers = self._readers(layer)
+        codes_of = None
+        if d is not None and any(REGISTRY.role(r) != "result" for r, _ in readers):
+            to_codes = lpt.FakeQuantizeParams(
+                levels, p_in.il, p_in.ih, np.asarray(np.float32(d.lo)), np.asarray(np.float32(d.hi))
+            )
+            codes_of = self._fq_kernel(shape, to_codes, post, None)
+        # a pooling layer (plugin) reads a FakeQuantize's codes, never its value
+        value_read = d is None or not all(k == 0 and _pools(r) for r, k in readers)
+        if not value_read and codes_of is None:
+            value_read = True
+        label = layer.label
+        value_type = rn.Value
+
+        def run(v: list[Any]) -> list[Any]:
+            src = v[0].quant.codes if moved else v[0].output()
+            codes = codes_of(src) if codes_of is not None else None
+            value = value_of(src) if value_read else codes
+            q = Quant(d, codes, source=label) if codes is not None and d is not None else None
+            return [value_type(value, "f32", "f32", quant=q)]
+
+        return run, None
+
+    def _fq_kernel(
+        self, shape: tuple[int, ...], p: Any, fused: bool, fma_out: bool | None
+    ) -> Callable[[Array], Array]:
+        """lpt.cpu_fake_quantize(x, p, fused, fma_out) for float32 data of `shape`: numba_glue's
+        kernel with its constants laid out once where it serves (kernel/glue_compiled.py), else
+        the numpy reading."""
+        from . import lpt
+
+        def numpy(x: Array) -> Array:
+            return lpt.cpu_fake_quantize(x, p, fused, fma_out)
+
+        if self.kernel_path == "numpy" or not shape or 0 in shape:
+            return numpy
+        from .kernel import glue_compiled as gc
+        from .kernel.compiled import installed
+
+        if not installed():
+            return numpy
+        consts = gc._fq_constants(shape, p)
+        if not consts:
+            return numpy
+        kernel = gc.kernels().fake_quantize
+        out_fma = fused if fma_out is None else fma_out
+        f32 = np.float32
+
+        def compiled(x: Array) -> Array:
+            out = np.empty(shape, f32)
+            kernel(x.reshape(-1), *consts, fused, out_fma, out.reshape(-1))
+            return out
+
+        return compiled
+
+    def _codes_step(
+        self, bound: Bound, src: Any
+    ) -> tuple[Callable[[list[Any]], list[Any]], LayerPath] | None:
+        """A pooling layer LPT runs on the codes of the FakeQuantize (or MaxPool of codes)
+        before it: its plan on the codes, the counts it divides by and the dequantization made
+        once; a call pools the codes on the prepared plan (the compiled path where it serves)
+        and dequantizes only where a reader other than a FakeQuantize takes the value.  None:
+        LPT does not transform the layer (the interpreter's own step)."""
+        from .kernel.prepared import PreparedPool
+        from .lpt_run import Quant
+
+        rn = _run_module()
+        kind = rn._lpt_kind(bound)
+        quant = src.quant
+        if kind is None or not quant.integral:
+            return None
+        if kind in ("max", "reduce_max") and not quant.d.positive:
+            return None
+        codes = np.asarray(quant.codes, dtype=np.float32)
+        if codes.dtype != np.float32 or codes is not quant.codes:
+            return None
+        p, pooled_codes, _ = rn.pool_codes(bound, kind, codes, None)
+        d = quant.d.for_rank(pooled_codes.ndim)
+        post_op = kind != "max"
+        source = quant.source
+        value_read = not all(
+            k == 0 and REGISTRY.role(r) == "quantize" for r, k in self._readers(bound.layer)
+        )
+        value_type = rn.Value
+        declared = _declared
+        layer = bound.layer
+        pool: Callable[[Array], tuple[Array, list[Array]]]
+        if kind in ("reduce_mean", "reduce_max"):
+            from .lpt_run import reduce_codes
+
+            axes = tuple(getattr(p, "axes", ()))
+            keep = bool(getattr(p, "keep", True))
+            count = int(getattr(p, "count", 1))
+
+            def pool(x: Array) -> tuple[Array, list[Array]]:
+                return reduce_codes(kind, x, axes, keep, count), []
+
+            path = LayerPath(
+                bound.label, layer.type, "numpy", "on LPT's codes: the numpy core, plan prepared"
+            )
+        else:
+            keep_indices = bool(p.indices and bound.indices_used)
+            plan = p if p.indices == keep_indices else dataclasses.replace(p, indices=keep_indices)
+            prepared = PreparedPool(plan, self.threads, self.kernel_path)
+            if kind == "avg":
+                from .kernel.windows import divisor
+                from .lpt import mean_of_codes
+
+                div = np.asarray(divisor(p.via or p), dtype=np.float64)
+
+                def pool(x: Array) -> tuple[Array, list[Array]]:
+                    means, _ = prepared.run(x)
+                    with np.errstate(all="ignore"):
+                        sums = np.rint(np.asarray(means, dtype=np.float64) * div)
+                        sums = np.where(np.isfinite(sums), sums, 0.0)
+                    return mean_of_codes(sums.astype(np.float32), div), []
+
+            else:
+
+                def pool(x: Array) -> tuple[Array, list[Array]]:
+                    values, indices = prepared.run(x)
+                    return values, [] if indices is None else [indices]
+
+            path = LayerPath(
+                bound.label, layer.type, prepared.path, f"on LPT's codes: {prepared.why}"
+            )
+
+        def run(v: list[Any]) -> list[Any]:
+            pooled, rest = pool(v[0].quant.codes)
+            value = d.dequantize(pooled) if value_read else pooled
+            q = Quant(d, pooled, moved=True, post_op=post_op, source=source)
+            return [value_type(value, "f32", "f32", quant=q), *(declared(a) for a in rest)]
+
+        return run, path
 
     def _results_only(self, layer: Layer) -> bool:
         """Whether only Results read the layer's outputs (a tensor held in f32 for the layers
@@ -736,6 +931,10 @@ class CompiledModel:
         src = optional[0] if optional else None
         if not prepare or src is None:
             return self._interpreted(bound, interpreted, "its input is constant")
+        if getattr(src, "quant", None) is not None and convention in (None, "openvino"):
+            made = self._codes_step(bound, src)
+            if made is not None:
+                return made
         if not _plain(src):
             return self._interpreted(
                 bound,
@@ -790,6 +989,13 @@ def _plain(v: Any) -> bool:
         and not v.late
         and v.array.dtype.name == numpy_dtype(v.declared).name
     )
+
+
+def _pools(layer: Layer) -> bool:
+    """A pooling layer openvino's plugin runs (it reads a FakeQuantize's codes, not its
+    value: run._pool and run._family)."""
+    spec = REGISTRY.spec(layer)
+    return spec is not None and bool(spec.pooling) and spec.kind != "qlinear"
 
 
 def _value(array: Array, own: str, declared: str) -> Any:

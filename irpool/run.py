@@ -31,6 +31,7 @@ from .kernel.family import execute
 from .model import Graph, Layer, element_type_of_numpy, numpy_dtype
 from .ops import REGISTRY, Bound, bind, elements
 from .ops.folding import fold_max_pool
+from .ops.glue import fused_affine
 from .run_inputs import V10_OUTPUTS as V10_OUTPUTS
 from .run_inputs import _element_type as _element_type
 from .run_inputs import _role as _role
@@ -460,6 +461,9 @@ def _execute(
     if role == "elementwise":
         spec = REGISTRY.spec(layer)
         assert spec is not None and spec.execute is not None
+        fused = fused_affine(graph, layer, result.tensors) if plugin else None
+        if fused is not None:  # x*s + b in one rounding, as the plugin fuses it (ops/glue.py)
+            return [Value(fused, "f32", "f32")]
         return _elementwise(layer, spec.execute, ins)
     if role == "quantize":
         return [_fake_quantize(layer, ins, plugin, result.notes)]

@@ -1,7 +1,9 @@
 """The glue `run` executes between pooling layers: Parameter, Const, Convert, Result, the
 shape-only ops (Squeeze, Unsqueeze, Reshape, Split, Concat), pass-throughs (Identity, Dropout)
-and the elementwise ops openvino's converters decompose Lp pooling into (Abs, Sign, ReLU, Sqrt,
-Multiply, Power, ConvertLike).
+the elementwise ops openvino's converters decompose Lp pooling into (Abs, Sign, ReLU, Sqrt,
+Multiply, Power, ConvertLike), and the arithmetic NNCF and the converters write around pools
+(Subtract and Multiply dequantizing, Add for biases, Clamp, Minimum and Maximum for ReLU6,
+Divide, Negative).
 
 Each is one registry entry with a role (how the graph walk treats it) and, where it computes
 something from its inputs, the function that does.  What Convert computes was measured with
@@ -9,7 +11,12 @@ openvino 2026.4.1 (docs/semantics.md); so was every elementwise op's handling of
 zeros and infinities on float32 (docs/semantics.md, "Glue"):
 
 * Abs clears the sign bit; Sign gives NaN for NaN, +0 for +-0 and +-1 for +-inf; ReLU gives 0
-  for NaN and +0 for -0; Sqrt keeps -0 and gives NaN below 0; Multiply is IEEE.
+  for NaN and +0 for -0; Sqrt keeps -0 and gives NaN below 0; Multiply, Add, Subtract and
+  Negative are IEEE; Divide multiplies by the float32 reciprocal; Maximum is `a > b ? a : b`
+  and Minimum `a < b ? a : b` (so NaN only wins in the second place); Clamp is Maximum then
+  Minimum (NaN gives the lower bound).
+* Integers: u8 and i8 saturate, i32 wraps, i64 is computed on its low 32 bits (the plugin
+  holds it as i32); see each function.
 * Power with a scalar exponent: 1 copies, 2 is x*x, 3 is x*x*x, 4 is (x*x)*(x*x), 0.5 is the
   square root, any other the C library's powf (bit for bit); a tensor exponent: powf per
   element.
@@ -17,6 +24,7 @@ zeros and infinities on float32 (docs/semantics.md, "Glue"):
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -111,11 +119,152 @@ def _broadcast(layer: Layer, a: Array, b: Array) -> None:
         ) from None
 
 
-def multiply(layer: Layer, ins: list[Array]) -> list[Array]:
+def _wide(a: Array) -> Array:
+    return a.astype(np.int64)
+
+
+def _integer_rule(a: Array, b: Array, wide: Any) -> Array:
+    """An integer arithmetic op as the CPU plugin computes it (measured): u8 and i8 saturate;
+    i32 wraps; i64 (held as i32) keeps the low 32 bits of each input, wraps in i32 and
+    widens back.  Other integer types are computed in their declared type, wrapping
+    (unmeasured)."""
+    dtype = a.dtype
+    if dtype in (np.uint8, np.int8):
+        info = np.iinfo(dtype)
+        return np.asarray(np.clip(wide(_wide(a), _wide(b)), info.min, info.max).astype(dtype))
+    if dtype == np.int64:
+        low = wide(_wide(a.astype(np.int32)), _wide(b.astype(np.int32)))
+        return np.asarray(low.astype(np.int32).astype(np.int64))
+    return np.asarray(wide(_wide(a), _wide(b)).astype(dtype))
+
+
+def _binary(layer: Layer, ins: list[Array], floats: Any, integers: Any) -> list[Array]:
+    """A binary elementwise op with numpy/none broadcasting; the result has the first
+    input's type (openvino's validation makes both inputs one type)."""
     a, b = ins[0], ins[1]
     _broadcast(layer, a, b)
+    if b.dtype != a.dtype:
+        b = b.astype(a.dtype)
     with np.errstate(all="ignore"):
-        return [np.asarray(np.multiply(a, b).astype(a.dtype))]
+        if a.dtype.kind in "iu":
+            return [_integer_rule(a, b, integers)]
+        return [np.asarray(np.asarray(floats(a, b)).astype(a.dtype))]
+
+
+def multiply(layer: Layer, ins: list[Array]) -> list[Array]:
+    """Multiply: IEEE on floats; u8/i8 saturate, i32 wraps (measured)."""
+    return _binary(layer, ins, np.multiply, np.multiply)
+
+
+def add(layer: Layer, ins: list[Array]) -> list[Array]:
+    """Add: IEEE on floats; u8/i8 saturate, i32 wraps (measured)."""
+    return _binary(layer, ins, np.add, np.add)
+
+
+def _subtract_wide(a: Array, b: Array) -> Array:
+    return a - b
+
+
+def subtract(layer: Layer, ins: list[Array]) -> list[Array]:
+    """Subtract: IEEE on floats; u8 saturates, i32 wraps; i8 adds the saturated negation of
+    the second input, saturating (so x - (-128) is x + 127; measured)."""
+    if ins[0].dtype == np.int8:
+        return _binary(layer, ins, np.subtract, lambda a, b: a + np.minimum(-b, 127))
+    return _binary(layer, ins, np.subtract, _subtract_wide)
+
+
+def divide(layer: Layer, ins: list[Array]) -> list[Array]:
+    """Divide as the CPU plugin computes it (measured; m_pythondiv makes no difference there):
+    float32 multiplies by the float32 reciprocal of the divisor; i32 (and i64 held as i32)
+    divides in float32 and truncates, a quotient outside i32 (or NaN) giving INT32_MIN; u8 and
+    i8 truncate toward zero, saturating (-128 / -1 is 127)."""
+    a, b = ins[0], ins[1]
+    _broadcast(layer, a, b)
+    if b.dtype != a.dtype:
+        b = b.astype(a.dtype)
+    with np.errstate(all="ignore"):
+        if a.dtype.kind == "f" or a.dtype.name == "bfloat16":
+            af, bf = a.astype(np.float32), b.astype(np.float32)
+            return [np.asarray((af * (np.float32(1) / bf)).astype(a.dtype))]
+        if a.dtype in (np.int32, np.int64):
+            q = np.trunc(
+                a.astype(np.int32).astype(np.float32).astype(np.float64)
+                / b.astype(np.int32).astype(np.float32).astype(np.float64)
+            ).astype(np.float32).astype(np.float64)
+            bad = np.isnan(q) | (q >= 2.0**31) | (q < -(2.0**31))
+            out = np.where(bad, -(2**31), np.nan_to_num(q)).astype(np.int64).astype(np.int32)
+            return [np.asarray(out.astype(a.dtype))]
+        wa, wb = _wide(a), _wide(b)
+        safe = np.where(wb == 0, 1, wb)
+        q = np.abs(wa) // np.abs(safe) * np.where((wa < 0) != (safe < 0), -1, 1)
+        q = np.where(wb == 0, 0, q)
+        if a.dtype in (np.uint8, np.int8):
+            info = np.iinfo(a.dtype)
+            q = np.clip(q, info.min, info.max)
+        return [np.asarray(q.astype(a.dtype))]
+
+
+def _select_max(a: Array, b: Array) -> Array:
+    return np.where(a > b, a, b)
+
+
+def _select_min(a: Array, b: Array) -> Array:
+    return np.where(a < b, a, b)
+
+
+def maximum(layer: Layer, ins: list[Array]) -> list[Array]:
+    """Maximum: `a > b ? a : b` (measured: a NaN first input gives the second, a NaN second
+    input gives NaN); integers compare exactly (i64 on its low 32 bits)."""
+    return _binary(layer, ins, _select_max, np.maximum)
+
+
+def minimum(layer: Layer, ins: list[Array]) -> list[Array]:
+    """Minimum: `a < b ? a : b` (measured, as Maximum)."""
+    return _binary(layer, ins, _select_min, np.minimum)
+
+
+def negative(layer: Layer, ins: list[Array]) -> list[Array]:
+    """Negative: flips a float's sign bit (NaN stays NaN, 0 gives -0); i8 saturates (-128
+    gives 127), i32 wraps, i64 is negated on its low 32 bits (measured).  The plugin refuses
+    unsigned inputs."""
+    x = ins[0]
+    if x.dtype.kind == "u":
+        raise InputError(f"Negative of an unsigned ({x.dtype.name}) tensor: openvino refuses it")
+    zero = np.zeros((), x.dtype)
+    if x.dtype.kind in "iu":
+        return [_integer_rule(np.broadcast_to(zero, x.shape), x, np.subtract)]
+    return [np.asarray(np.negative(x))]
+
+
+def clamp(layer: Layer, ins: list[Array]) -> list[Array]:
+    """Clamp-1: min(max(x, lo), hi) by the Maximum and Minimum rules, so NaN gives lo and -0
+    against a +0 bound gives +0 (measured).  The bounds are float attributes: float32 inputs
+    take them rounded to float32; i32 (and i64) take ceil(min) and floor(max); u8 and i8
+    truncate both (measured: u8 Clamp 2.5..100.7 has the bounds 2 and 100).  Bounds outside
+    the type's range are clipped into it."""
+    x = ins[0]
+    try:
+        lo = float(layer.data["min"])
+        hi = float(layer.data["max"])
+    except (KeyError, ValueError):
+        raise InputError("Clamp needs numeric min and max attributes") from None
+    if lo > hi:
+        raise InputError(f"Clamp: min {lo} is above max {hi}")
+    if x.dtype.kind in "iu":
+        if x.dtype in (np.uint8, np.int8):
+            lo_i, hi_i = math.trunc(lo), math.trunc(hi)
+        else:
+            lo_i, hi_i = math.ceil(lo), math.floor(hi)
+        info = np.iinfo(np.int32 if x.dtype == np.int64 else x.dtype)
+        lo_i = min(max(lo_i, info.min), info.max)
+        hi_i = min(max(hi_i, info.min), info.max)
+        v = x.astype(np.int32) if x.dtype == np.int64 else x
+        out = np.minimum(np.maximum(v.astype(np.int64), lo_i), hi_i)
+        return [np.asarray(out.astype(x.dtype))]
+    lo_f, hi_f = np.asarray(lo, np.float32), np.asarray(hi, np.float32)
+    xf = x.astype(np.float32)
+    out = _select_min(_select_max(xf, lo_f), hi_f)
+    return [np.asarray(out.astype(x.dtype))]
 
 
 def power(layer: Layer, ins: list[Array]) -> list[Array]:
@@ -185,6 +334,60 @@ def concat(layer: Layer, ins: list[Array]) -> list[Array]:
         raise InputError(f"Concat on axis {axis}: {e}") from None
 
 
+def _feeder(graph: Any, layer: Layer, port: int) -> tuple[Layer, int] | None:
+    """The layer (and its output port) feeding input `port` of `layer`."""
+    if port >= len(layer.inputs) or layer.id is None:
+        return None
+    edge = graph.producer(layer.id, layer.inputs[port].id)
+    return None if edge is None else (graph.layer(edge.from_layer), edge.from_port)
+
+
+def _f32_const(graph: Any, layer: Layer, port: int, tensors: Any) -> Array | None:
+    fed = _feeder(graph, layer, port)
+    if fed is None or fed[0].type != "Const":
+        return None
+    value = tensors.get(f"{fed[0].label}:{fed[1]}")
+    if value is None or np.asarray(value).dtype != np.float32:
+        return None
+    return np.asarray(value)
+
+
+def fused_affine(graph: Any, layer: Layer, tensors: Any) -> Array | None:
+    """What the CPU plugin computes for a Multiply by a float32 constant after an Add or
+    Subtract of one (the Add/Subtract read by nothing else), or for an Add of a constant after
+    a Multiply by one: its transformations fold the pair into x*s + b, which one fused node
+    computes with one rounding (fma), b = (+-c)*s or c folded in float32 (measured: 0
+    mismatching cells; (x - c)*s mismatches up to half of them).  None: no such pair.
+    `tensors` maps "label:port" to the arrays computed so far."""
+    if layer.type not in ("Multiply", "Add"):
+        return None
+    fed = _feeder(graph, layer, 0)
+    outer = _f32_const(graph, layer, 1, tensors)
+    if fed is None or outer is None:
+        return None
+    inner_layer = fed[0]
+    wanted = ("Add", "Subtract") if layer.type == "Multiply" else ("Multiply",)
+    if inner_layer.type not in wanted:
+        return None
+    readers = [e for e in graph.edges if e.from_layer == inner_layer.id]
+    inner = _f32_const(graph, inner_layer, 1, tensors)
+    src = _feeder(graph, inner_layer, 0)
+    if len(readers) != 1 or inner is None or src is None:
+        return None
+    if src[0].type in ("Add", "Subtract", "Multiply"):
+        return None  # longer chains fold further: not measured
+    x = tensors.get(f"{src[0].label}:{src[1]}")
+    if x is None or np.asarray(x).dtype != np.float32:
+        return None
+    from ..lpt import fma
+
+    with np.errstate(all="ignore"):
+        if layer.type == "Add":
+            return fma(np.asarray(x), inner, outer)
+        shift = -inner if inner_layer.type == "Subtract" else inner
+        return fma(np.asarray(x), outer, (shift * outer).astype(np.float32))
+
+
 def _entries(domain: Domain, role: Role, *names: str, **executed: Any) -> list[OpSpec]:
     """One entry per op of `domain` in `role`: `names` need no code of their own, `executed`
     maps an op to the function that computes it."""
@@ -217,6 +420,13 @@ GLUE_OPS = (
         ReLU=relu,
         Sqrt=sqrt,
         Multiply=multiply,
+        Subtract=subtract,
+        Add=add,
+        Divide=divide,
+        Maximum=maximum,
+        Minimum=minimum,
+        Negative=negative,
+        Clamp=clamp,
         Power=power,
         ConvertLike=convert_like,
     ),

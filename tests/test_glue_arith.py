@@ -1,0 +1,259 @@
+"""The arithmetic glue NNCF and openvino's converters write around pools (Subtract, Add,
+Divide, Maximum, Minimum, Clamp, Negative, and Multiply on integers): each op on a grid of
+special values in every element type against openvino's CPU plugin, a NNCF-like
+dequantization chain (u8/i8 -> Convert -> Subtract -> Multiply -> pool) run by `irpool run` bit
+for bit against openvino, and the one-line refusals of shapes that do not broadcast."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import numpy as np
+import pytest
+from family_helpers import irpool_run, openvino_run, same_bits
+
+from irpool.frontends.ir_writer import NetBuilder
+
+FLOATS = np.array(
+    [np.nan, -0.0, 0.0, np.inf, -np.inf, -2.5, 3.0, 1e-3, 1e30, -1e-30, 5e-39, 3e38, 7.0],
+    np.float32,
+)
+
+
+def _net(
+    path: Path,
+    op: str,
+    et: str,
+    n: int,
+    inputs: int,
+    data: dict[str, str] | None = None,
+) -> str:
+    net = NetBuilder("glue")
+    ins = [net.parameter(f"x{i}", [n], et) for i in range(inputs)]
+    out = net.op(op, "opset1", "op", data or {}, ins, [([n], et)])
+    net.result("values", out[0])
+    net.save(str(path), force=True)
+    return str(path)
+
+
+def _pairs(values: np.ndarray) -> dict[str, np.ndarray]:
+    return {"x0": np.repeat(values, values.size), "x1": np.tile(values, values.size)}
+
+
+def _agree(path: str, feeds: dict[str, np.ndarray]) -> None:
+    got = irpool_run(path, feeds)["values"]  # type: ignore[arg-type]
+    want = openvino_run(path, feeds)["values"]
+    bad = ~np.isclose(got.astype(np.float64), want.astype(np.float64), equal_nan=True)
+    where = [tuple(f[i] for f in feeds.values()) for i in np.flatnonzero(bad)[:4]]
+    assert same_bits(got, want), (where, got[bad][:4], want[bad][:4])
+
+
+BINARY = ["Subtract", "Add", "Multiply", "Divide", "Maximum", "Minimum"]
+
+
+@pytest.mark.oracle
+@pytest.mark.parametrize("op", BINARY)
+def test_float32_binary_special_values(ov: ModuleType, tmp_path: Path, op: str) -> None:
+    feeds = _pairs(FLOATS)
+    _agree(_net(tmp_path / "m.xml", op, "f32", FLOATS.size**2, 2), feeds)
+
+
+@pytest.mark.oracle
+@pytest.mark.parametrize("et", ["u8", "i8", "i32", "i64"])
+@pytest.mark.parametrize("op", [*BINARY, "Divide-pythondiv"])
+def test_integer_binary_edges(ov: ModuleType, tmp_path: Path, op: str, et: str) -> None:
+    dtype = np.dtype({"u8": "uint8", "i8": "int8", "i32": "int32", "i64": "int64"}[et])
+    info = np.iinfo(dtype)
+    edges = [info.min, info.min + 1, -128, -7, -1, 0, 1, 2, 3, 7, 100, 127, 128, 200]
+    values = np.array(
+        sorted({v for v in [*edges, info.max - 1, info.max] if info.min <= v <= info.max}),
+        dtype,
+    )
+    feeds = _pairs(values)
+    data = {"auto_broadcast": "numpy"}
+    if op.startswith("Divide"):
+        keep = feeds["x1"] != 0  # division by zero is not measured
+        feeds = {k: v[keep] for k, v in feeds.items()}
+        data["m_pythondiv"] = "true" if op.endswith("pythondiv") else "false"
+    n = feeds["x0"].size
+    _agree(_net(tmp_path / "m.xml", op.split("-")[0], et, n, 2, data), feeds)
+
+
+@pytest.mark.oracle
+@pytest.mark.parametrize("et", ["f32", "i8", "i32", "i64"])
+def test_negative(ov: ModuleType, tmp_path: Path, et: str) -> None:
+    if et == "f32":
+        values = FLOATS
+    else:
+        dtype = np.dtype({"i8": "int8", "i32": "int32", "i64": "int64"}[et])
+        info = np.iinfo(dtype)
+        values = np.array([info.min, info.min + 1, -7, 0, 5, info.max], dtype)
+    _agree(_net(tmp_path / "m.xml", "Negative", et, values.size, 1), {"x0": values})
+
+
+@pytest.mark.oracle
+@pytest.mark.parametrize("et", ["f32", "u8", "i8", "i32", "i64"])
+@pytest.mark.parametrize("bounds", [(0.0, 6.0), (-1.0, 1.0), (2.5, 100.7), (-2.5, 3.5)])
+def test_clamp(ov: ModuleType, tmp_path: Path, et: str, bounds: tuple[float, float]) -> None:
+    if et == "f32":
+        values = FLOATS
+    else:
+        dtype = np.dtype({"u8": "uint8", "i8": "int8", "i32": "int32", "i64": "int64"}[et])
+        info = np.iinfo(dtype)
+        raw = [info.min, -7, -3, -2, -1, 0, 1, 2, 3, 4, 7, 100, 101, 200, info.max]
+        values = np.array([v for v in raw if info.min <= v <= info.max], dtype)
+    data = {"min": repr(bounds[0]), "max": repr(bounds[1])}
+    _agree(_net(tmp_path / "m.xml", "Clamp", et, values.size, 1, data), {"x0": values})
+
+
+def _dequantized_pool(
+    path: Path, et: str, pool: str, zero_point: np.ndarray, scale: np.ndarray
+) -> str:
+    """NNCF's pattern: integer codes -> Convert f32 -> Subtract(zero point) ->
+    Multiply(scale) -> pool -> Result."""
+    net = NetBuilder("deq")
+    x = net.parameter("x", [1, 3, 7, 7], et)
+    f = net.op(
+        "Convert", "opset1", "cvt", {"destination_type": "f32"}, [x], [([1, 3, 7, 7], "f32")]
+    )
+    zp = net.const("zp", zero_point)
+    sub = net.op(
+        "Subtract",
+        "opset1",
+        "sub",
+        {"auto_broadcast": "numpy"},
+        [f[0], zp],
+        [([1, 3, 7, 7], "f32")],
+    )
+    sc = net.const("scale", scale)
+    mul = net.op(
+        "Multiply",
+        "opset1",
+        "mul",
+        {"auto_broadcast": "numpy"},
+        [sub[0], sc],
+        [([1, 3, 7, 7], "f32")],
+    )
+    attrs = {
+        "strides": "2,2",
+        "pads_begin": "1,1",
+        "pads_end": "1,1",
+        "kernel": "3,3",
+        "rounding_type": "ceil",
+        "auto_pad": "explicit",
+    }
+    if pool == "AvgPool":
+        attrs["exclude-pad"] = "true"
+    out = net.op(pool, "opset1", "pool", attrs, [mul[0]], [([1, 3, 4, 4], "f32")])
+    net.result("values", out[0])
+    net.save(str(path), force=True)
+    return str(path)
+
+
+@pytest.mark.oracle
+@pytest.mark.parametrize("et", ["u8", "i8"])
+@pytest.mark.parametrize("pool", ["AvgPool", "MaxPool"])
+@pytest.mark.parametrize("per_channel", [False, True])
+def test_dequantization_chain_runs_as_openvino(
+    ov: ModuleType, tmp_path: Path, et: str, pool: str, per_channel: bool
+) -> None:
+    rng = np.random.default_rng(7)
+    shape = (1, 3, 1, 1) if per_channel else (1, 1, 1, 1)
+    low, high = (0, 256) if et == "u8" else (-128, 128)
+    zero_point = rng.integers(low, high, shape).astype(np.float32)
+    scale = (rng.uniform(0.001, 0.2, shape)).astype(np.float32)
+    path = _dequantized_pool(tmp_path / "m.xml", et, pool, zero_point, scale)
+    codes = rng.integers(low, high, (1, 3, 7, 7)).astype("uint8" if et == "u8" else "int8")
+    got = irpool_run(path, codes)["values"]
+    want = openvino_run(path, codes)["values"]
+    assert same_bits(got, want)
+
+
+def _cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "irpool", *args], capture_output=True, text=True, timeout=120
+    )
+
+
+def _mismatched(path: Path, broadcast: str) -> str:
+    net = NetBuilder("bad")
+    x = net.parameter("x", [1, 2, 4, 4], "f32")
+    c = net.const("c", np.ones((1, 3, 1, 1), np.float32))
+    sub = net.op(
+        "Subtract", "opset1", "sub", {"auto_broadcast": broadcast}, [x, c], [([1, 2, 4, 4], "f32")]
+    )
+    attrs = {
+        "strides": "2,2",
+        "pads_begin": "0,0",
+        "pads_end": "0,0",
+        "kernel": "2,2",
+        "rounding_type": "floor",
+        "auto_pad": "explicit",
+        "exclude-pad": "true",
+    }
+    out = net.op("AvgPool", "opset1", "pool", attrs, [sub[0]], [([1, 2, 2, 2], "f32")])
+    net.result("values", out[0])
+    net.save(str(path), force=True)
+    return str(path)
+
+
+@pytest.mark.parametrize("broadcast", ["numpy", "none"])
+def test_shapes_that_do_not_broadcast_are_refused_in_one_line(
+    tmp_path: Path, broadcast: str
+) -> None:
+    path = _mismatched(tmp_path / "m.xml", broadcast)
+    done = _cli("run", path, "-o", str(tmp_path / "o.npz"))
+    assert done.returncode == 2
+    assert "Traceback" not in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1
+    assert "Subtract" in done.stderr
+
+
+def _affine(path: Path, first: str, second: str, extra_reader: bool) -> str:
+    """f32 x -> first(const) -> second(const) -> MaxPool -> Result (and, with
+    `extra_reader`, the first op's output as a second Result)."""
+    rng = np.random.default_rng(11)
+    net = NetBuilder("affine")
+    x = net.parameter("x", [1, 3, 6, 6], "f32")
+    shape = [1, 3, 6, 6]
+    c1 = net.const("c1", (rng.standard_normal((1, 3, 1, 1)) * 7).astype(np.float32))
+    a = net.op(first, "opset1", "first", {"auto_broadcast": "numpy"}, [x, c1], [(shape, "f32")])
+    c2 = net.const("c2", rng.uniform(0.01, 0.3, (1, 3, 1, 1)).astype(np.float32))
+    b = net.op(
+        second, "opset1", "second", {"auto_broadcast": "numpy"}, [a[0], c2], [(shape, "f32")]
+    )
+    attrs = {
+        "strides": "2,2",
+        "pads_begin": "0,0",
+        "pads_end": "0,0",
+        "kernel": "2,2",
+        "rounding_type": "floor",
+        "auto_pad": "explicit",
+    }
+    out = net.op("MaxPool", "opset1", "pool", attrs, [b[0]], [([1, 3, 3, 3], "f32")])
+    net.result("values", out[0])
+    if extra_reader:
+        net.result("inner", a[0])
+    net.save(str(path), force=True)
+    return str(path)
+
+
+@pytest.mark.oracle
+@pytest.mark.parametrize(
+    "pair", [("Subtract", "Multiply"), ("Add", "Multiply"), ("Multiply", "Add")]
+)
+@pytest.mark.parametrize("extra_reader", [False, True])
+def test_affine_pairs_fold_as_openvino(
+    ov: ModuleType, tmp_path: Path, pair: tuple[str, str], extra_reader: bool
+) -> None:
+    """The plugin folds (x -+ c) * s and x * s + c into one fused multiply-add when the
+    first op has no other reader; irpool matches it either way."""
+    path = _affine(tmp_path / "m.xml", *pair, extra_reader)
+    x = (np.random.default_rng(5).standard_normal((1, 3, 6, 6)) * 50).astype(np.float32)
+    got = irpool_run(path, x)
+    want = openvino_run(path, x)
+    for name in want:
+        assert same_bits(got[name], want[name]), name
