@@ -544,7 +544,7 @@ def _compute(
         # the probe asks openvino for every output it can compute, so a
         # MaxPool-8/14's indices are used there whenever they come back
         used, got = _values_of(pl, x, cv, like, len(outs) > 1)
-    allowance = rounding_bound(used, x, outs[0]) if report.rounding and outs else None
+    allowance = pl.bound.family.allowance(used, [x], outs[0]) if report.rounding and outs else None
     return _Computed(got, x, used, allowance=allowance)
 
 

@@ -847,9 +847,12 @@ class CompiledModel:
                 from .lpt import mean_of_codes
 
                 div = np.asarray(divisor(p.via or p), dtype=np.float64)
+                recover = self._codes_average(div, pooled_codes.shape, bound.channels_last)
 
                 def pool(x: Array) -> tuple[Array, list[Array]]:
                     means, _ = prepared.run(x)
+                    if recover is not None:
+                        return recover(means), []
                     with np.errstate(all="ignore"):
                         sums = np.rint(np.asarray(means, dtype=np.float64) * div)
                         sums = np.where(np.isfinite(sums), sums, 0.0)
@@ -872,6 +875,32 @@ class CompiledModel:
             return [value_type(value, "f32", "f32", quant=q), *(declared(a) for a in rest)]
 
         return run, path
+
+    def _codes_average(
+        self, div: Array, shape: tuple[int, ...], channels_last: bool
+    ) -> Callable[[Array], Array] | None:
+        """An AvgPool of codes from its windows' means (lpt_run.average_codes: the exact sums
+        recovered, times the float32 reciprocal of each count) in one pass of numba_lpt's
+        kernel, the counts laid out once; None where it does not serve (the numpy path, a
+        channels-last layout, counts not shaped like the trailing axes)."""
+        from .kernel.compiled import installed
+
+        if self.kernel_path == "numpy" or not installed() or channels_last or 0 in shape:
+            return None
+        if div.ndim > len(shape) or tuple(shape[len(shape) - div.ndim :]) != div.shape:
+            return None
+        counts = np.ascontiguousarray(div, dtype=np.float64).reshape(-1)
+        with np.errstate(all="ignore"):
+            recips = (np.float32(1) / counts.astype(np.float32)).astype(np.float32)
+        kernel = _lpt_kernels().average_of_codes
+        f32 = np.float32
+
+        def recover(means: Array) -> Array:
+            out = np.empty(shape, f32)
+            kernel(np.ascontiguousarray(means).reshape(-1), counts, recips, out.reshape(-1))
+            return out
+
+        return recover
 
     def _results_only(self, layer: Layer) -> bool:
         """Whether only Results read the layer's outputs (a tensor held in f32 for the layers
@@ -964,6 +993,17 @@ class CompiledModel:
 
 
 _RUN: list[Any] = []
+
+
+def _lpt_kernels() -> Any:
+    from .kernel.compiled import NumbaModule
+
+    if not _LPT:
+        _LPT.append(NumbaModule("numba_lpt"))
+    return _LPT[0]()
+
+
+_LPT: list[Any] = []
 
 
 def _run_module() -> Any:

@@ -357,12 +357,13 @@ def test_fq_chains_prepared_equal_run_and_openvino(name: str, tmp_path: Path) ->
         shape, build = zoo(ov)[name]
     path = str(tmp_path / "m.xml")
     ov.save_model(build(), path, compress_to_fp16=False)
-    f = irpool.compile_model(path, threads=1)
-    assert f.layers and all(la.path != "interpreted" for la in f.layers), f.why
-    assert not f.why.startswith("the prepared steps differed"), f.why
+    models = [irpool.compile_model(path, threads=1, path=kp) for kp in ("auto", "numpy")]
+    for f in models:
+        assert f.layers and all(la.path != "interpreted" for la in f.layers), f.why
+        assert not f.why.startswith("the prepared steps differed"), f.why
     for seed in (3, 4):
         x = np.random.default_rng(seed).uniform(-1.5, 3.5, shape).astype(np.float32)
-        got = [f(x) for _ in range(2)]
+        got = [f(x) for f in models for _ in range(2)]
         expected = irpool.run(path, x).outputs
         truth = _openvino_outputs(ov, path, x)
         assert len(truth) == len(expected)

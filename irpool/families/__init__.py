@@ -168,11 +168,9 @@ class Family(ABC):
     def explain(self, plan: FamilyPlan) -> Explained:
         """The plan in words and JSON."""
 
-    def allowance(
-        self, plan: FamilyPlan, inputs: Sequence[Array | None], expected: Array
-    ) -> Array | None:
+    def allowance(self, plan: Any, inputs: Sequence[Array | None], expected: Array) -> Array | None:
         """The largest difference another order of operations may make in each value of
-        output 0 (None: the values are compared exactly)."""
+        output 0 (None: the values are compared exactly); `plan` is one this family made."""
         return None
 
 
