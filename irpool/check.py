@@ -634,7 +634,7 @@ def _summary(findings: list[Finding], onnx: bool = False) -> str:
         "openvino": "declared shape(s) disagree with openvino",
         "reading": "text(s) openvino reads leniently (read as it reads them)",
         "undeclared": "port(s) declare no dims",
-        "broadcast": "range(s) that do not broadcast with the data",
+        "broadcast": "input(s) or range(s) that do not broadcast with the data",
     }
     parts.extend(f"{n} {names[kind]}" for kind, n in sorted(others.items()))
     return "; ".join(parts)

@@ -842,6 +842,15 @@ class CompiledModel:
             keep_indices = bool(p.indices and bound.indices_used)
             plan = p if p.indices == keep_indices else dataclasses.replace(p, indices=keep_indices)
             prepared = PreparedPool(plan, self.threads, self.kernel_path)
+            run_plan = prepared.run
+            if prepared.path == "compiled" and plan.via is None:
+                # the codes are float32 arrays of the traced shape (a FakeQuantize's or a
+                # MaxPool's fresh output): no check per call
+                kernel = prepared._compiled
+
+                def run_plan(x: Array) -> tuple[Array, Array | None]:
+                    return kernel()(x)
+
             if kind == "avg":
                 from .kernel.windows import divisor
                 from .lpt import mean_of_codes
@@ -850,7 +859,7 @@ class CompiledModel:
                 recover = self._codes_average(div, pooled_codes.shape, bound.channels_last)
 
                 def pool(x: Array) -> tuple[Array, list[Array]]:
-                    means, _ = prepared.run(x)
+                    means, _ = run_plan(x)
                     if recover is not None:
                         return recover(means), []
                     with np.errstate(all="ignore"):
@@ -861,7 +870,7 @@ class CompiledModel:
             else:
 
                 def pool(x: Array) -> tuple[Array, list[Array]]:
-                    values, indices = prepared.run(x)
+                    values, indices = run_plan(x)
                     return values, [] if indices is None else [indices]
 
             path = LayerPath(

@@ -101,7 +101,7 @@ class Inference:
     bound: dict[int, Bound] = field(default_factory=dict)
     """Every pooling layer bound (by layer index), for a later pass to reuse."""
     quantize: dict[int, QuantizeShape] = field(default_factory=dict)
-    """Every FakeQuantize's inferred output (by layer index)."""
+    """Every FakeQuantize's and elementwise glue layer's inferred output (by layer index)."""
 
 
 def dim_agrees(declared: int, inferred: Dim, unknown: bool = False) -> bool:
@@ -175,6 +175,8 @@ def infer(
                     result.declared.add((layer.index, port.id))
         elif REGISTRY.role(layer) == "quantize":
             _infer_fake_quantize(graph, layer, result, index_of)
+        elif _infer_elementwise(graph, layer, result, index_of):
+            pass
         else:
             if REGISTRY.role(layer) != "result":
                 result.unverified.append(layer)
@@ -200,6 +202,28 @@ def _input_shape(
         key = (index_of[edge.from_layer], edge.from_port)
         return result.shapes.get(key), result.unknown.get(key, ())
     return (shape_of(port.dims), unknown_dims(port.dims)) if port.dims is not None else (None, ())
+
+
+def _infer_elementwise(
+    graph: Graph, layer: Layer, result: Inference, index_of: dict[int, int]
+) -> bool:
+    """An elementwise glue layer (ops/glue.py): its output shape from its inputs' (False: not
+    one irpool infers; the declared dims stand)."""
+    from .ops.glue import elementwise_shape
+
+    if REGISTRY.role(layer) not in ("elementwise", "convert") or graph.fragment:
+        return False
+    got = [_input_shape(graph, layer, k, result, index_of) for k in range(len(layer.inputs))]
+    qs = elementwise_shape(layer, [shape for shape, _ in got])
+    if qs is None:
+        return False
+    result.quantize[layer.index] = qs
+    unknown = got[0][1] if qs.output is not None and len(got[0][1]) == len(qs.output) else ()
+    for port in layer.outputs:
+        result.shapes[(layer.index, port.id)] = qs.output
+        result.unknown[(layer.index, port.id)] = unknown
+        result.element_types[(layer.index, port.id)] = port.element_type
+    return True
 
 
 def _infer_fake_quantize(

@@ -257,3 +257,55 @@ def test_affine_pairs_fold_as_openvino(
     want = openvino_run(path, x)
     for name in want:
         assert same_bits(got[name], want[name]), name
+
+
+def _broadcast_net(path: Path, declared: list[int]) -> str:
+    """x [1,2,1,4] - y [1,1,4,1] (numpy broadcasting: [1,2,4,4]) -> AvgPool 2x2."""
+    net = NetBuilder("bcast")
+    x = net.parameter("x", [1, 2, 1, 4], "f32")
+    y = net.parameter("y", [1, 1, 4, 1], "f32")
+    sub = net.op(
+        "Subtract", "opset1", "sub", {"auto_broadcast": "numpy"}, [x, y], [(declared, "f32")]
+    )
+    attrs = {
+        "strides": "2,2",
+        "pads_begin": "0,0",
+        "pads_end": "0,0",
+        "kernel": "2,2",
+        "rounding_type": "floor",
+        "auto_pad": "explicit",
+        "exclude-pad": "true",
+    }
+    out = net.op("AvgPool", "opset1", "pool", attrs, [sub[0]], [([1, 2, 2, 2], "f32")])
+    net.result("values", out[0])
+    net.save(str(path), force=True)
+    return str(path)
+
+
+def test_check_infers_broadcast_shapes(tmp_path: Path) -> None:
+    from irpool import api
+
+    good = api.check(_broadcast_net(tmp_path / "good.xml", [1, 2, 4, 4]))
+    assert good.findings == []
+    assert "Subtract" not in {la.type for la in good.inference.unverified}
+    bad = api.check(_broadcast_net(tmp_path / "bad.xml", [1, 2, 4, 5]))
+    assert {(f.kind, f.op) for f in bad.findings} == {("output-dim", "Subtract")}
+
+
+@pytest.mark.parametrize("broadcast", ["numpy", "none"])
+def test_check_reports_inputs_that_do_not_broadcast(tmp_path: Path, broadcast: str) -> None:
+    done = _cli("check", _mismatched(tmp_path / "m.xml", broadcast))
+    assert done.returncode == 1, done.stderr
+    assert "Subtract inputs [1,2,4,4] and [1,3,1,1] do not" in done.stdout
+
+
+@pytest.mark.oracle
+def test_broadcast_of_two_computed_inputs_runs_as_openvino(ov: ModuleType, tmp_path: Path) -> None:
+    path = _broadcast_net(tmp_path / "m.xml", [1, 2, 4, 4])
+    rng = np.random.default_rng(2)
+    feeds = {
+        "x": rng.standard_normal((1, 2, 1, 4)).astype(np.float32),
+        "y": rng.standard_normal((1, 1, 4, 1)).astype(np.float32),
+    }
+    got = irpool_run(path, feeds)["values"]  # type: ignore[arg-type]
+    assert same_bits(got, openvino_run(path, feeds)["values"])

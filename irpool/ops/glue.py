@@ -388,6 +388,45 @@ def fused_affine(graph: Any, layer: Layer, tensors: Any) -> Array | None:
         return fma(np.asarray(x), outer, (shift * outer).astype(np.float32))
 
 
+BINARY = ("Multiply", "Subtract", "Add", "Divide", "Maximum", "Minimum", "Power")
+"""The elementwise glue of two inputs that broadcast (numpy or none)."""
+UNARY = ("Abs", "Sign", "ReLU", "Sqrt", "Negative", "Clamp", "Convert")
+"""The elementwise glue whose output has its input's shape."""
+
+
+def elementwise_shape(layer: Layer, shapes: list[Any]) -> Any:
+    """The output shape of an elementwise glue layer from its inputs' shapes (None: dynamic
+    rank or not an elementwise op irpool infers), as a QuantizeShape (refusal: the inputs do
+    not broadcast, so openvino refuses the layer)."""
+    from ..model import format_shape
+    from ..quantize_shapes import QuantizeShape, broadcast_merge
+
+    if layer.type in UNARY and shapes:
+        return QuantizeShape(shapes[0])
+    if layer.type not in BINARY or len(shapes) != 2 or None in shapes:
+        return None
+    a, b = shapes
+    mode = layer.data.get("auto_broadcast", "numpy").strip().lower()
+    if mode == "none":
+        same = len(a) == len(b) and all(
+            not (x.is_static and y.is_static and x.lo != y.lo) for x, y in zip(a, b, strict=True)
+        )
+        merged = broadcast_merge(a, b) if same else None
+    elif mode == "numpy":
+        merged = broadcast_merge(a, b)
+    else:
+        return None  # pdpd: not modelled
+    if merged is None:
+        how = "have one shape" if mode == "none" else "broadcast (numpy rules)"
+        return QuantizeShape(
+            a,
+            f"{layer.type} inputs {format_shape(a)} and {format_shape(b)} do not {how} "
+            f"(auto_broadcast={mode}): openvino refuses the layer",
+            b,
+        )
+    return QuantizeShape(merged)
+
+
 def _entries(domain: Domain, role: Role, *names: str, **executed: Any) -> list[OpSpec]:
     """One entry per op of `domain` in `role`: `names` need no code of their own, `executed`
     maps an op to the function that computes it."""
