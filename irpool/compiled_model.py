@@ -529,6 +529,11 @@ class CompiledModel:
                 return shaped, None  # ins[0] plain: the values stay as they are held
             return shaped.run, None
         if role == "elementwise":
+            from .ops.glue import folded_pair
+
+            if plugin and folded_pair(graph, layer) is not None:
+                # run folds the pair into one fma from the tensor before it (ops/glue.py)
+                raise _Unknown("elementwise (an Add/Subtract -> Multiply pair folded)")
             execute = spec.execute
             elementwise = _Prepared(
                 lambda v: rn._elementwise(layer, execute, [x for x in v if x is not None]),

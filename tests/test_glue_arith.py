@@ -309,3 +309,35 @@ def test_broadcast_of_two_computed_inputs_runs_as_openvino(ov: ModuleType, tmp_p
     }
     got = irpool_run(path, feeds)["values"]  # type: ignore[arg-type]
     assert same_bits(got, openvino_run(path, feeds)["values"])
+
+
+@pytest.mark.oracle
+def test_compare_and_explain_take_a_dequantization_chain(ov: ModuleType, tmp_path: Path) -> None:
+    rng = np.random.default_rng(3)
+    zero_point = rng.integers(0, 256, (1, 3, 1, 1)).astype(np.float32)
+    scale = rng.uniform(0.001, 0.2, (1, 3, 1, 1)).astype(np.float32)
+    path = _dequantized_pool(tmp_path / "m.xml", "u8", "AvgPool", zero_point, scale)
+    done = _cli("compare", path)
+    assert done.returncode == 0, done.stderr
+    assert "0 differ" in done.stdout
+    done = _cli("explain", path, "--cell", "1,1")
+    assert done.returncode == 0, done.stderr
+    assert 'layer "pool" (AvgPool-1)' in done.stdout
+
+
+@pytest.mark.oracle
+@pytest.mark.parametrize("pool", ["AvgPool", "MaxPool"])
+def test_compile_model_takes_a_dequantization_chain(
+    ov: ModuleType, tmp_path: Path, pool: str
+) -> None:
+    import irpool
+
+    rng = np.random.default_rng(4)
+    zero_point = rng.integers(0, 256, (1, 3, 1, 1)).astype(np.float32)
+    scale = rng.uniform(0.001, 0.2, (1, 3, 1, 1)).astype(np.float32)
+    path = _dequantized_pool(tmp_path / "m.xml", "u8", pool, zero_point, scale)
+    model = irpool.compile_model(path)
+    for seed in (0, 1):
+        codes = np.random.default_rng(seed).integers(0, 256, (1, 3, 7, 7)).astype(np.uint8)
+        got = np.asarray(model(codes)["values"])
+        assert same_bits(got, openvino_run(path, codes)["values"])
