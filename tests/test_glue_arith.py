@@ -351,3 +351,35 @@ def test_compile_model_takes_a_dequantization_chain(
         codes = np.random.default_rng(seed).integers(0, 256, (1, 3, 7, 7)).astype(np.uint8)
         got = np.asarray(model(codes)["values"])
         assert same_bits(got, openvino_run(path, codes)["values"])
+
+
+@pytest.mark.oracle
+def test_a_constant_dequantization_is_folded_without_fma(ov: ModuleType, tmp_path: Path) -> None:
+    """Const u8 -> Convert -> Subtract -> Multiply is folded when the plugin compiles the
+    net, by the reference arithmetic ((w - zp) * s, two roundings), not by a fused node."""
+    rng = np.random.default_rng(1)
+    shape = [1, 3, 6, 6]
+    net = NetBuilder("k")
+    x = net.parameter("x", shape, "f32")
+    w = net.const("w", rng.integers(0, 256, shape).astype(np.uint8))
+    f = net.op("Convert", "opset1", "cvt", {"destination_type": "f32"}, [w], [(shape, "f32")])
+    zp = net.const("zp", rng.integers(0, 256, (1, 3, 1, 1)).astype(np.float32))
+    numpy = {"auto_broadcast": "numpy"}
+    sub = net.op("Subtract", "opset1", "sub", numpy, [f[0], zp], [(shape, "f32")])
+    sc = net.const("sc", rng.uniform(0.001, 0.2, (1, 3, 1, 1)).astype(np.float32))
+    mul = net.op("Multiply", "opset1", "mul", numpy, [sub[0], sc], [(shape, "f32")])
+    add = net.op("Add", "opset1", "add", numpy, [x, mul[0]], [(shape, "f32")])
+    attrs = {
+        "strides": "1,1",
+        "pads_begin": "0,0",
+        "pads_end": "0,0",
+        "kernel": "1,1",
+        "rounding_type": "floor",
+        "auto_pad": "explicit",
+    }
+    out = net.op("MaxPool", "opset1", "pool", attrs, [add[0]], [(shape, "f32")])
+    net.result("values", out[0])
+    path = str(tmp_path / "m.xml")
+    net.save(path, force=True)
+    zeros = np.zeros(shape, np.float32)
+    assert same_bits(irpool_run(path, zeros)["values"], openvino_run(path, zeros)["values"])

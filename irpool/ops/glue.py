@@ -372,7 +372,19 @@ def folded_pair(graph: Any, layer: Layer) -> tuple[Any, ...] | None:
         return None
     if src[0].type in ("Add", "Subtract", "Multiply"):
         return None  # longer chains fold further: not measured
+    if _constant(graph, src[0]):
+        return None  # the plugin folds a constant chain when it compiles: not measured
     return inner_layer, src, inner, outer
+
+
+def _constant(graph: Any, layer: Layer, depth: int = 0) -> bool:
+    """Whether a layer's output depends on Consts only (as far as 16 layers up)."""
+    if layer.type == "Const":
+        return True
+    if layer.type == "Parameter" or not layer.inputs or depth > 16:
+        return False
+    fed = [_feeder(graph, layer, k) for k in range(len(layer.inputs))]
+    return all(f is not None and _constant(graph, f[0], depth + 1) for f in fed)
 
 
 def fused_affine(graph: Any, layer: Layer, tensors: Any) -> Array | None:
