@@ -398,6 +398,43 @@ def fused_affine(graph: Any, layer: Layer, tensors: Any) -> Array | None:
         return fma(x, outer, (shift * outer).astype(np.float32))
 
 
+def _numpy_binary(layer: Layer, ins: list[Array], how: Any) -> list[Array]:
+    """An ONNX binary op as onnxruntime's CPU kernels compute it (measured with onnxruntime on
+    NaN, +-0, +-inf and integer edges): numpy's own arithmetic, IEEE on floats (Max and Min
+    propagate NaN), integers wrapping."""
+    if len(ins) != 2:
+        raise InputError(f"{layer.type} of {len(ins)} inputs: irpool runs two")
+    if "broadcast" in layer.attrs or "axis" in layer.attrs:
+        raise InputError(
+            f"{layer.type} with the broadcast/axis attributes of opset < 7: irpool runs "
+            "numpy-style broadcasting only (opset 7 and later)"
+        )
+    a, b = ins[0], ins[1]
+    _broadcast(layer, a, b)
+    if b.dtype != a.dtype:
+        b = b.astype(a.dtype)
+    with np.errstate(all="ignore"):
+        return [np.asarray(np.asarray(how(a, b)).astype(a.dtype))]
+
+
+def onnx_div(layer: Layer, ins: list[Array]) -> list[Array]:
+    """ONNX Div: IEEE on floats; integers truncate toward zero, wrapping (i32 INT_MIN / -1 is
+    INT_MIN, as C++ computes it in onnxruntime).  An integer division by zero is refused
+    (onnxruntime's process dies of it)."""
+
+    def div(a: Array, b: Array) -> Array:
+        if a.dtype.kind not in "iu":
+            return np.divide(a, b)
+        if bool((b == 0).any()):
+            raise InputError("Div: an integer division by zero (onnxruntime crashes on it)")
+        wa, wb = a.astype(np.int64), b.astype(np.int64)
+        with np.errstate(over="ignore"):
+            q = np.abs(wa) // np.abs(wb) * np.where((wa < 0) != (wb < 0), -1, 1)
+        return q.astype(a.dtype)
+
+    return _numpy_binary(layer, ins, div)
+
+
 BINARY = ("Multiply", "Subtract", "Add", "Divide", "Maximum", "Minimum", "Power")
 """The elementwise glue of two inputs that broadcast (numpy or none)."""
 UNARY = ("Abs", "Sign", "ReLU", "Sqrt", "Negative", "Clamp", "Convert")
@@ -482,5 +519,15 @@ GLUE_OPS = (
     *_entries("openvino", "identity", "Identity"),
     *_entries("ai.onnx", "identity", "Identity", "Dropout"),
     *_entries("ai.onnx", "reshape", Squeeze=squeeze, Unsqueeze=unsqueeze),
+    *_entries(
+        "ai.onnx",
+        "elementwise",
+        Add=lambda layer, ins: _numpy_binary(layer, ins, np.add),
+        Sub=lambda layer, ins: _numpy_binary(layer, ins, np.subtract),
+        Mul=lambda layer, ins: _numpy_binary(layer, ins, np.multiply),
+        Div=onnx_div,
+        Max=lambda layer, ins: _numpy_binary(layer, ins, np.maximum),
+        Min=lambda layer, ins: _numpy_binary(layer, ins, np.minimum),
+    ),
 )
 REGISTRY.add(*GLUE_OPS)
