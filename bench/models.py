@@ -86,11 +86,14 @@ CHAINS = (
     ModelWorkload("max_mul_relu", "MaxMultiplyRelu", (1, 64, 112, 112)),
     ModelWorkload("f16_convert_max_mul", "ConvertMaxMultiply", (1, 64, 56, 56), dtype="float16"),
     ModelWorkload("fq_avg_fq", "FqAvgFq", (1, 64, 56, 56)),
+    ModelWorkload("fq_mean_fq", "FqMeanFq", (1, 2048, 7, 7), (2, 3)),
 )
 """Pooling layers with the glue around them that runs per element (`--chains`): a u8 image
 converted to f32, a 3x3/2 average (pads excluded) and a per-channel scale; ResNet's stem max
 pool scaled and rectified; an f16 input converted to f32, max-pooled 2x2/2 and scaled by a
-scalar; a quantized average (FakeQuantize, 256 levels, before and after a 2x2/2 AvgPool)."""
+scalar; a quantized average (FakeQuantize, 256 levels, before and after a 2x2/2 AvgPool); a
+quantized ResNet-50 head (a u8 FakeQuantize from 0, as after a ReLU, a ReduceMean over H, W,
+a FakeQuantize)."""
 
 WINDOWED = tuple(BY_NAME[name] for name in JUDGED_WINDOWED)
 """The bench's judged windowed workloads (bench/workloads.py: the float32 ones where openvino
@@ -154,6 +157,12 @@ def _chain(w: ModelWorkload, x: Any) -> Any:
         f = opset1.convert(x, ov.Type.f32)
         pool = opset8.max_pool(f, [2, 2], [1, 1], [0, 0], [0, 0], [2, 2], "floor")
         return opset1.multiply(pool.output(0), opset1.constant(np.float32(0.125)))
+    if w.op == "FqMeanFq":
+        zero, top = opset1.constant(np.float32(0.0)), opset1.constant(np.float32(3.0))
+        fq = opset1.fake_quantize(x, zero, top, zero, top, 256)
+        mean = opset1.reduce_mean(fq, opset1.constant(np.array(w.axes, np.int64)), True)
+        half = opset1.constant(np.float32(1.5))
+        return opset1.fake_quantize(mean, zero, half, zero, half, 256)
     lo, hi = opset1.constant(np.float32(-2.0)), opset1.constant(np.float32(2.0))
     fq = opset1.fake_quantize(x, lo, hi, lo, hi, 256)
     pool = opset1.avg_pool(fq, [2, 2], [0, 0], [0, 0], [2, 2], True, "floor")

@@ -529,6 +529,11 @@ class CompiledModel:
                 return shaped, None  # ins[0] plain: the values stay as they are held
             return shaped.run, None
         if role == "elementwise":
+            from .ops.glue import folded_pair
+
+            if plugin and folded_pair(graph, layer) is not None:
+                # run folds the pair into one fma from the tensor before it (ops/glue.py)
+                raise _Unknown("elementwise (an Add/Subtract -> Multiply pair folded)")
             execute = spec.execute
             elementwise = _Prepared(
                 lambda v: rn._elementwise(layer, execute, [x for x in v if x is not None]),
@@ -779,7 +784,7 @@ class CompiledModel:
 
         if not installed():
             return numpy
-        consts = gc._fq_constants(shape, p)
+        consts = gc._fq_constants(shape, p) or _fq_constants_zero_bounds(shape, p)
         if not consts:
             return numpy
         kernel = gc.kernels().fake_quantize
@@ -832,11 +837,25 @@ class CompiledModel:
             keep = bool(getattr(p, "keep", True))
             count = int(getattr(p, "count", 1))
 
+            reduce = self._codes_reduce(kind, codes.shape, axes, count, pooled_codes.shape)
+
             def pool(x: Array) -> tuple[Array, list[Array]]:
+                if reduce is not None:
+                    out = reduce(x)
+                    if out is not None:
+                        return out, []
                 return reduce_codes(kind, x, axes, keep, count), []
 
-            path = LayerPath(
-                bound.label, layer.type, "numpy", "on LPT's codes: the numpy core, plan prepared"
+            path = (
+                LayerPath(bound.label, layer.type, "compiled", "on LPT's codes: compiled (numba)")
+                if reduce is not None
+                else LayerPath(
+                    bound.label,
+                    layer.type,
+                    "numpy",
+                    "on LPT's codes: the numpy core, plan prepared"
+                    + ("" if self.kernel_path == "numpy" else " (axes not the last ones)"),
+                )
             )
         else:
             keep_indices = bool(p.indices and bound.indices_used)
@@ -910,6 +929,40 @@ class CompiledModel:
             return out
 
         return recover
+
+    def _codes_reduce(
+        self,
+        kind: str,
+        shape: tuple[int, ...],
+        axes: tuple[int, ...],
+        count: int,
+        out_shape: tuple[int, ...],
+    ) -> Callable[[Array], Array | None] | None:
+        """A ReduceMean or ReduceMax of codes over the last axes on numba_lpt's kernel (what
+        lpt_run.reduce_codes computes; None from a call: a non-finite code, numpy's reading
+        then); None where it does not serve (the numpy path, other axes, empty data)."""
+        from .kernel.compiled import installed
+
+        if self.kernel_path == "numpy" or not installed() or not shape or 0 in shape:
+            return None
+        ndim = len(shape)
+        norm = sorted({a % ndim for a in axes})
+        if not norm or norm != list(range(ndim - len(norm), ndim)):
+            return None
+        n = int(np.prod([shape[a] for a in norm]))
+        if n != count or n == 0:
+            return None
+        kernel = _lpt_kernels().reduce_codes_trailing
+        is_max = kind == "reduce_max"
+        f32 = np.float32
+
+        def reduce(x: Array) -> Array | None:
+            out = np.empty(out_shape, f32)
+            if not kernel(np.ascontiguousarray(x).reshape(-1), n, count, is_max, out.reshape(-1)):
+                return None
+            return out
+
+        return reduce
 
     def _results_only(self, layer: Layer) -> bool:
         """Whether only Results read the layer's outputs (a tensor held in f32 for the layers
@@ -1038,6 +1091,32 @@ def _plain(v: Any) -> bool:
         and not v.late
         and v.array.dtype.name == numpy_dtype(v.declared).name
     )
+
+
+def _fq_constants_zero_bounds(shape: tuple[int, ...], p: Any) -> tuple[Any, ...]:
+    """glue_compiled's FakeQuantize constants where a clamp bound is a zero (a u8 range from 0,
+    as NNCF writes after a ReLU), which its kernel refuses because numpy's maximum picks a
+    zero's sign by its loop: the sign of a clamped zero cannot reach the output here, since it
+    survives x * isc + ish only where ish is a zero too, and steps * osc + ol only where ol is
+    -0.0.  So: every ol not -0.0, no range with both bounds zero, no NaN; else ()."""
+    from . import lpt
+    from .kernel import glue_compiled as gc
+
+    isc, ish, osc = lpt._scales(p)
+    consts = [p.il, p.ih, isc, ish, osc, p.ol]
+    try:
+        common = np.broadcast_shapes(*(np.shape(c) for c in consts))
+    except ValueError:
+        return ()
+    fit = gc._pattern(shape, tuple(common))
+    flat = [np.broadcast_to(np.asarray(c, np.float32), common).reshape(-1) for c in consts]
+    il, ih, ol = flat[0], flat[1], flat[5]
+    if fit is None or any(bool(np.isnan(c).any()) for c in flat):
+        return ()
+    if bool(((ol == 0) & np.signbit(ol)).any()) or bool(((il == 0) & (ih == 0)).any()):
+        return ()
+    gc.kernels()
+    return (*flat, *fit)
 
 
 def _pools(layer: Layer) -> bool:

@@ -54,11 +54,18 @@ def _agree(path: str, feeds: dict[str, np.ndarray]) -> None:
 BINARY = ["Subtract", "Add", "Multiply", "Divide", "Maximum", "Minimum"]
 
 
+HALVES = np.array(
+    [np.nan, -0.0, 0.0, np.inf, -np.inf, -2.5, 3.0, 1e-3, 65504, -1e-5, 6e-8, 7.0, 0.1], np.float16
+)
+
+
 @pytest.mark.oracle
+@pytest.mark.parametrize("et", ["f32", "f16"])
 @pytest.mark.parametrize("op", BINARY)
-def test_float32_binary_special_values(ov: ModuleType, tmp_path: Path, op: str) -> None:
-    feeds = _pairs(FLOATS)
-    _agree(_net(tmp_path / "m.xml", op, "f32", FLOATS.size**2, 2), feeds)
+def test_float_binary_special_values(ov: ModuleType, tmp_path: Path, op: str, et: str) -> None:
+    """f16 tensors are held in float32 inside the net and rounded at the Result."""
+    values = FLOATS if et == "f32" else HALVES
+    _agree(_net(tmp_path / "m.xml", op, et, values.size**2, 2), _pairs(values))
 
 
 @pytest.mark.oracle
@@ -83,10 +90,10 @@ def test_integer_binary_edges(ov: ModuleType, tmp_path: Path, op: str, et: str) 
 
 
 @pytest.mark.oracle
-@pytest.mark.parametrize("et", ["f32", "i8", "i32", "i64"])
+@pytest.mark.parametrize("et", ["f32", "f16", "i8", "i32", "i64"])
 def test_negative(ov: ModuleType, tmp_path: Path, et: str) -> None:
-    if et == "f32":
-        values = FLOATS
+    if et in ("f32", "f16"):
+        values = FLOATS if et == "f32" else HALVES
     else:
         dtype = np.dtype({"i8": "int8", "i32": "int32", "i64": "int64"}[et])
         info = np.iinfo(dtype)
@@ -95,11 +102,11 @@ def test_negative(ov: ModuleType, tmp_path: Path, et: str) -> None:
 
 
 @pytest.mark.oracle
-@pytest.mark.parametrize("et", ["f32", "u8", "i8", "i32", "i64"])
+@pytest.mark.parametrize("et", ["f32", "f16", "u8", "i8", "i32", "i64"])
 @pytest.mark.parametrize("bounds", [(0.0, 6.0), (-1.0, 1.0), (2.5, 100.7), (-2.5, 3.5)])
 def test_clamp(ov: ModuleType, tmp_path: Path, et: str, bounds: tuple[float, float]) -> None:
-    if et == "f32":
-        values = FLOATS
+    if et in ("f32", "f16"):
+        values = FLOATS if et == "f32" else HALVES
     else:
         dtype = np.dtype({"u8": "uint8", "i8": "int8", "i32": "int32", "i64": "int64"}[et])
         info = np.iinfo(dtype)
@@ -294,9 +301,12 @@ def test_check_infers_broadcast_shapes(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("broadcast", ["numpy", "none"])
 def test_check_reports_inputs_that_do_not_broadcast(tmp_path: Path, broadcast: str) -> None:
-    done = _cli("check", _mismatched(tmp_path / "m.xml", broadcast))
-    assert done.returncode == 1, done.stderr
-    assert "Subtract inputs [1,2,4,4] and [1,3,1,1] do not" in done.stdout
+    from irpool import api
+
+    report = api.check(_mismatched(tmp_path / "m.xml", broadcast))
+    bad = [f for f in report.findings if f.kind == "broadcast"]
+    assert [f.op for f in bad] == ["Subtract"]
+    assert "inputs [1,2,4,4] and [1,3,1,1] do not" in bad[0].message
 
 
 @pytest.mark.oracle
@@ -309,3 +319,35 @@ def test_broadcast_of_two_computed_inputs_runs_as_openvino(ov: ModuleType, tmp_p
     }
     got = irpool_run(path, feeds)["values"]  # type: ignore[arg-type]
     assert same_bits(got, openvino_run(path, feeds)["values"])
+
+
+@pytest.mark.oracle
+def test_compare_and_explain_take_a_dequantization_chain(ov: ModuleType, tmp_path: Path) -> None:
+    rng = np.random.default_rng(3)
+    zero_point = rng.integers(0, 256, (1, 3, 1, 1)).astype(np.float32)
+    scale = rng.uniform(0.001, 0.2, (1, 3, 1, 1)).astype(np.float32)
+    path = _dequantized_pool(tmp_path / "m.xml", "u8", "AvgPool", zero_point, scale)
+    done = _cli("compare", path)
+    assert done.returncode == 0, done.stderr
+    assert "0 differ" in done.stdout
+    done = _cli("explain", path, "--cell", "1,1")
+    assert done.returncode == 0, done.stderr
+    assert 'layer "pool" (AvgPool-1)' in done.stdout
+
+
+@pytest.mark.oracle
+@pytest.mark.parametrize("pool", ["AvgPool", "MaxPool"])
+def test_compile_model_takes_a_dequantization_chain(
+    ov: ModuleType, tmp_path: Path, pool: str
+) -> None:
+    import irpool
+
+    rng = np.random.default_rng(4)
+    zero_point = rng.integers(0, 256, (1, 3, 1, 1)).astype(np.float32)
+    scale = rng.uniform(0.001, 0.2, (1, 3, 1, 1)).astype(np.float32)
+    path = _dequantized_pool(tmp_path / "m.xml", "u8", pool, zero_point, scale)
+    model = irpool.compile_model(path)
+    for seed in (0, 1):
+        codes = np.random.default_rng(seed).integers(0, 256, (1, 3, 7, 7)).astype(np.uint8)
+        got = np.asarray(model(codes)["values"])
+        assert same_bits(got, openvino_run(path, codes)["values"])

@@ -140,6 +140,31 @@ def test_multiply_by_a_constant(shape: tuple[int, ...], other: tuple[int, ...]) 
     assert exact(kernel([again, b])[0], core.multiply(_layer("Multiply"), [again, b])[0])
 
 
+@pytest.mark.parametrize("type_", ["Add", "Subtract"])
+@pytest.mark.parametrize(
+    ("shape", "other"),
+    [((2, 6, 5, 7), (1,)), ((2, 6, 5, 7), (1, 6, 1, 1)), ((2, 6, 5, 7), (1, 1, 5, 7))],
+)
+def test_add_and_subtract_a_constant(
+    type_: str, shape: tuple[int, ...], other: tuple[int, ...]
+) -> None:
+    """The kernel against numpy's IEEE sum and difference (NaN payloads, signed zeros and
+    infinities among the inputs and the constant)."""
+    rng = np.random.default_rng(5)
+    x = float32_specials(rng, int(np.prod(shape))).reshape(shape)
+    b = float32_specials(rng, max(1, int(np.prod(other)))).reshape(other)
+    b[np.isnan(b)] = -0.0
+    made = prepare_elementwise(type_, [x, b], [True, False], "auto")
+    assert made is not None
+    kernel, _ = made
+    with np.errstate(all="ignore"):
+        expected = (np.add if type_ == "Add" else np.subtract)(x, b)
+    assert exact(kernel([x, b])[0], expected)
+    assert exact(kernel([x, b])[0], getattr(core, type_.lower())(_layer(type_), [x, b])[0])
+    nan = np.full(other, np.nan, np.float32)
+    assert prepare_elementwise(type_, [x, nan], [True, False], "auto") is None
+
+
 @FEW
 @given(
     st.lists(st.integers(1, 4), min_size=1, max_size=4),

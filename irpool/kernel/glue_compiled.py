@@ -1,6 +1,6 @@
 """The per-element glue of a compiled model (irpool.compile_model) on numba kernels: Convert to
-float32 (from u8, i8, i32 and f16), Multiply of float32 tensors, ReLU, Abs and Sqrt of float32,
-Power of float32 by a scalar 0.5, 1, 2, 3 or 4,
+float32 (from u8, i8, i32 and f16), Multiply, Add and Subtract of float32 tensors by a constant,
+ReLU, Abs and Sqrt of float32, Power of float32 by a scalar 0.5, 1, 2, 3 or 4,
 where every tensor the layer reads per call is held in its declared type.
 
 A glue layer is prepared for the dtypes and shapes of one program (compile_model builds one per
@@ -119,7 +119,7 @@ def prepare_elementwise(
 
         unary(np.zeros(1, _F32), op, np.empty(1, _F32))
         return run_unary, f"compiled (numba): {layer_type} of float32"
-    if layer_type != "Multiply" or len(arrays) != 2:
+    if layer_type not in ("Multiply", "Add", "Subtract") or len(arrays) != 2:
         return None
     b = arrays[1]
     fit = _pattern(shape, tuple(b.shape))
@@ -130,16 +130,22 @@ def prepare_elementwise(
         # compiler's choice of operand order
         return None
     mid, inner = fit
-    multiply = kernels().multiply
+    if layer_type == "Multiply":
+        kernel = kernels().multiply
+        negate = False
+    else:
+        kernel = kernels().add
+        negate = layer_type == "Subtract"
 
-    def run_multiply(v: list[Any]) -> list[Any]:
+    def run_binary(v: list[Any]) -> list[Any]:
         a, s = v[0], v[1]
         out = np.empty(shape, _F32)
-        multiply(_flat(a), _flat(s), mid, inner, out.reshape(-1))
+        flat = _flat(s)
+        kernel(_flat(a), -flat if negate else flat, mid, inner, out.reshape(-1))
         return [out]
 
-    multiply(np.zeros(1, _F32), np.ones(1, _F32), 1, 1, np.empty(1, _F32))
-    return run_multiply, "compiled (numba): Multiply of float32"
+    kernel(np.zeros(1, _F32), np.ones(1, _F32), 1, 1, np.empty(1, _F32))
+    return run_binary, f"compiled (numba): {layer_type} of float32"
 
 
 def fake_quantize(x: Array, p: Any, fused: bool = False, fma_out: bool | None = None) -> Array:

@@ -45,6 +45,21 @@ def multiply(a, b, mid, inner, out):
 
 
 @njit(**OPTS)
+def add(a, b, mid, inner, out):
+    """out = a + b, b varying as in `multiply` (a Subtract passes -b: x - c and x + (-c) are
+    the same IEEE operation, signed zeros included)."""
+    block = mid * inner
+    for o in range(0, a.size, block):
+        for m in range(mid):
+            s = b[m]
+            base = o + m * inner
+            src = a[base : base + inner]
+            dst = out[base : base + inner]
+            for i in range(inner):
+                dst[i] = src[i] + s
+
+
+@njit(**OPTS)
 def unary(x, op, out):
     """op 0: ReLU (x > 0 ? x : +0, NaN to +0); 1: Abs (the sign bit cleared); 2: Sqrt;
     3: x * x; 4: x * x * x; 5: (x * x) * (x * x); 6: x (a copy)."""

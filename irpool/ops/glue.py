@@ -342,9 +342,8 @@ def _feeder(graph: Any, layer: Layer, port: int) -> tuple[Layer, int] | None:
     return None if edge is None else (graph.layer(edge.from_layer), edge.from_port)
 
 
-def _f32_const(graph: Any, layer: Layer, port: int, tensors: Any) -> Array | None:
-    fed = _feeder(graph, layer, port)
-    if fed is None or fed[0].type != "Const":
+def _f32_const(fed: tuple[Layer, int] | None, tensors: Any) -> Array | None:
+    if fed is None:
         return None
     value = tensors.get(f"{fed[0].label}:{fed[1]}")
     if value is None or np.asarray(value).dtype != np.float32:
@@ -352,40 +351,88 @@ def _f32_const(graph: Any, layer: Layer, port: int, tensors: Any) -> Array | Non
     return np.asarray(value)
 
 
-def fused_affine(graph: Any, layer: Layer, tensors: Any) -> Array | None:
-    """What the CPU plugin computes for a Multiply by a float32 constant after an Add or
-    Subtract of one (the Add/Subtract read by nothing else), or for an Add of a constant after
-    a Multiply by one: its transformations fold the pair into x*s + b, which one fused node
-    computes with one rounding (fma), b = (+-c)*s or c folded in float32 (measured: 0
-    mismatching cells; (x - c)*s mismatches up to half of them).  None: no such pair.
-    `tensors` maps "label:port" to the arrays computed so far."""
+def folded_pair(graph: Any, layer: Layer) -> tuple[Any, ...] | None:
+    """A Multiply by a Const after an Add or Subtract of one (the Add/Subtract read by nothing
+    else), or an Add of a Const after a Multiply by one: (the inner layer, what feeds its data
+    input, its Const, this layer's Const), each fed as (layer, output port); None otherwise."""
     if layer.type not in ("Multiply", "Add"):
         return None
     fed = _feeder(graph, layer, 0)
-    outer = _f32_const(graph, layer, 1, tensors)
-    if fed is None or outer is None:
+    outer = _feeder(graph, layer, 1)
+    if fed is None or outer is None or outer[0].type != "Const":
         return None
     inner_layer = fed[0]
     wanted = ("Add", "Subtract") if layer.type == "Multiply" else ("Multiply",)
     if inner_layer.type not in wanted:
         return None
     readers = [e for e in graph.edges if e.from_layer == inner_layer.id]
-    inner = _f32_const(graph, inner_layer, 1, tensors)
+    inner = _feeder(graph, inner_layer, 1)
     src = _feeder(graph, inner_layer, 0)
-    if len(readers) != 1 or inner is None or src is None:
+    if len(readers) != 1 or inner is None or inner[0].type != "Const" or src is None:
         return None
     if src[0].type in ("Add", "Subtract", "Multiply"):
         return None  # longer chains fold further: not measured
-    x = tensors.get(f"{src[0].label}:{src[1]}")
-    if x is None or np.asarray(x).dtype != np.float32:
+    return inner_layer, src, inner, outer
+
+
+def fused_affine(graph: Any, layer: Layer, tensors: Any) -> Array | None:
+    """What the CPU plugin computes for a `folded_pair`: its transformations fold the pair
+    into x*s + b, which one fused node computes with one rounding (fma), b = (+-c)*s or c
+    folded in float32 (measured: 0 mismatching cells; (x - c)*s mismatches up to half of
+    them).  None: no such pair of float32 tensors.  `tensors` maps "label:port" to the arrays
+    computed so far."""
+    pair = folded_pair(graph, layer)
+    if pair is None:
+        return None
+    inner_layer, src, inner_fed, outer_fed = pair
+    inner, outer = _f32_const(inner_fed, tensors), _f32_const(outer_fed, tensors)
+    x = _f32_const(src, tensors)
+    if inner is None or outer is None or x is None:
         return None
     from ..lpt import fma
 
     with np.errstate(all="ignore"):
         if layer.type == "Add":
-            return fma(np.asarray(x), inner, outer)
+            return fma(x, inner, outer)
         shift = -inner if inner_layer.type == "Subtract" else inner
-        return fma(np.asarray(x), outer, (shift * outer).astype(np.float32))
+        return fma(x, outer, (shift * outer).astype(np.float32))
+
+
+def _numpy_binary(layer: Layer, ins: list[Array], how: Any) -> list[Array]:
+    """An ONNX binary op as onnxruntime's CPU kernels compute it (measured with onnxruntime on
+    NaN, +-0, +-inf and integer edges): numpy's own arithmetic, IEEE on floats (Max and Min
+    propagate NaN), integers wrapping."""
+    if len(ins) != 2:
+        raise InputError(f"{layer.type} of {len(ins)} inputs: irpool runs two")
+    if "broadcast" in layer.attrs or "axis" in layer.attrs:
+        raise InputError(
+            f"{layer.type} with the broadcast/axis attributes of opset < 7: irpool runs "
+            "numpy-style broadcasting only (opset 7 and later)"
+        )
+    a, b = ins[0], ins[1]
+    _broadcast(layer, a, b)
+    if b.dtype != a.dtype:
+        b = b.astype(a.dtype)
+    with np.errstate(all="ignore"):
+        return [np.asarray(np.asarray(how(a, b)).astype(a.dtype))]
+
+
+def onnx_div(layer: Layer, ins: list[Array]) -> list[Array]:
+    """ONNX Div: IEEE on floats; integers truncate toward zero, wrapping (i32 INT_MIN / -1 is
+    INT_MIN, as C++ computes it in onnxruntime).  An integer division by zero is refused
+    (onnxruntime's process dies of it)."""
+
+    def div(a: Array, b: Array) -> Array:
+        if a.dtype.kind not in "iu":
+            return np.divide(a, b)
+        if bool((b == 0).any()):
+            raise InputError("Div: an integer division by zero (onnxruntime crashes on it)")
+        wa, wb = a.astype(np.int64), b.astype(np.int64)
+        with np.errstate(over="ignore"):
+            q = np.abs(wa) // np.abs(wb) * np.where((wa < 0) != (wb < 0), -1, 1)
+        return q.astype(a.dtype)
+
+    return _numpy_binary(layer, ins, div)
 
 
 BINARY = ("Multiply", "Subtract", "Add", "Divide", "Maximum", "Minimum", "Power")
@@ -472,5 +519,15 @@ GLUE_OPS = (
     *_entries("openvino", "identity", "Identity"),
     *_entries("ai.onnx", "identity", "Identity", "Dropout"),
     *_entries("ai.onnx", "reshape", Squeeze=squeeze, Unsqueeze=unsqueeze),
+    *_entries(
+        "ai.onnx",
+        "elementwise",
+        Add=lambda layer, ins: _numpy_binary(layer, ins, np.add),
+        Sub=lambda layer, ins: _numpy_binary(layer, ins, np.subtract),
+        Mul=lambda layer, ins: _numpy_binary(layer, ins, np.multiply),
+        Div=onnx_div,
+        Max=lambda layer, ins: _numpy_binary(layer, ins, np.maximum),
+        Min=lambda layer, ins: _numpy_binary(layer, ins, np.minimum),
+    ),
 )
 REGISTRY.add(*GLUE_OPS)
