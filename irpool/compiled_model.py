@@ -950,17 +950,23 @@ class CompiledModel:
         if not norm or norm != list(range(ndim - len(norm), ndim)):
             return None
         n = int(np.prod([shape[a] for a in norm]))
-        if n != count or n == 0:
+        if n != count or n == 0 or n >= 65536:
             return None
-        kernel = _lpt_kernels().reduce_codes_trailing
+        kernels = _lpt_kernels()
         is_max = kind == "reduce_max"
+        sums, top = kernels.sum_of_codes_rows, kernels.max_of_codes_rows
         f32 = np.float32
+        divisor = f32(count)
 
         def reduce(x: Array) -> Array | None:
             out = np.empty(out_shape, f32)
-            if not kernel(np.ascontiguousarray(x).reshape(-1), n, count, is_max, out.reshape(-1)):
+            flat = np.ascontiguousarray(x).reshape(-1)
+            if is_max:
+                return out if top(flat, n, out.reshape(-1)) else None
+            if not sums(flat, n, out.reshape(-1)):
                 return None
-            return out
+            # lpt.reduce_mean_of_codes: f32(sum) / count, one IEEE division
+            return np.divide(out, divisor, out=out)
 
         return reduce
 

@@ -328,6 +328,8 @@ FQ_CHAINS = [
     "max-then-avg",
     "levels255",
     "readers",
+    "mean-head",
+    "max-head",
 ]
 
 
@@ -354,6 +356,20 @@ def test_fq_chains_prepared_equal_run_and_openvino(name: str, tmp_path: Path) ->
             pool = o1.avg_pool(q, [2, 2], [1, 1], [1, 1], [3, 3], False)
             out = o1.fake_quantize(pool, c(0.0), c(2.0), c(0.0), c(2.0), 256)
             return ov.Model([o1.result(t) for t in (q, pool, out)], [x], name)
+
+    elif name.endswith("-head"):
+        # a quantized network's head: u8 codes from 0 (as after a ReLU), a reduction over
+        # H, W, 256 outputs
+        o1 = ov.opset1
+        shape = (1, 256, 7, 7)
+        reduce = o1.reduce_mean if name == "mean-head" else o1.reduce_max
+
+        def build() -> Any:
+            x = o1.parameter(list(shape), np.float32, name="x")
+            lo, hi = o1.constant(np.float32(0.0)), o1.constant(np.float32(2.55))
+            q = o1.fake_quantize(x, lo, hi, lo, hi, 256)
+            out = reduce(q, o1.constant(np.array([2, 3])), True)
+            return ov.Model([o1.result(out)], [x], name)
 
     else:
         shape, build = zoo(ov)[name]

@@ -39,54 +39,48 @@ def average_of_codes(means, counts, recips, out):
             out[base + j] = np.float32(s) * recips[j]
 
 
+@njit(**{**OPTS, "fastmath": {"reassoc"}})
+def sum_of_codes_rows(x, n, out):
+    """The sums of integer codes over the last axes, `n` codes per output (every array flat),
+    in float32: exact in any order while every partial sum stays below 2**24 (the caller's
+    n < 65536), so reassociation is allowed and the compiler vectorises it.  Nothing but these
+    additions happens here (reassociation lets the compiler rewrite other arithmetic too: the
+    ReduceMean's division is the caller's).  Returns False where a sum is not finite (a NaN
+    or an infinity among the codes: the caller takes numpy's reading then)."""
+    for r in range(out.size):
+        base = r * n
+        s = np.float32(0.0)
+        for i in range(n):
+            s += x[base + i]
+        out[r] = s
+        if not np.isfinite(s):
+            return False
+    return True
+
+
 @njit(**OPTS)
-def reduce_codes_trailing(x, n, count, is_max, out):
-    """A ReduceMean or ReduceMax of codes over the last axes, `n` codes per output (every
-    array flat): the mean as the plugin takes it, f32(sum) / count, or the max.  The sum of
-    integer codes is exact in any order: four float32 partial sums where every partial stays
-    below 2**24 (n < 65536), else one float64 sum.  Returns False where a code is NaN or a sum
-    not finite (the caller takes numpy's reading then)."""
-    c = np.float32(count)
+def max_of_codes_rows(x, n, out):
+    """A ReduceMax of codes over the last axes, `n` codes per output (every array flat), in
+    four running maxima.  Returns False where a code is NaN (numpy's reading then)."""
     quads = n - n % 4
     for r in range(out.size):
         base = r * n
-        if is_max:
-            m0 = m1 = m2 = m3 = x[base]
-            nan = False
-            for i in range(0, quads, 4):
-                a, b, d, e = x[base + i], x[base + i + 1], x[base + i + 2], x[base + i + 3]
-                nan |= (a != a) | (b != b) | (d != d) | (e != e)
-                m0 = a if a > m0 else m0
-                m1 = b if b > m1 else m1
-                m2 = d if d > m2 else m2
-                m3 = e if e > m3 else m3
-            for i in range(quads, n):
-                a = x[base + i]
-                nan |= a != a
-                m0 = a if a > m0 else m0
-            if nan:
-                return False
-            m0 = m1 if m1 > m0 else m0
-            m2 = m3 if m3 > m2 else m2
-            out[r] = m2 if m2 > m0 else m0
-        elif n < 65536:
-            s0 = s1 = s2 = s3 = np.float32(0.0)
-            for i in range(0, quads, 4):
-                s0 += x[base + i]
-                s1 += x[base + i + 1]
-                s2 += x[base + i + 2]
-                s3 += x[base + i + 3]
-            for i in range(quads, n):
-                s0 += x[base + i]
-            total = (s0 + s1) + (s2 + s3)
-            if not np.isfinite(total):
-                return False
-            out[r] = total / c
-        else:
-            t = 0.0
-            for i in range(n):
-                t += np.float64(x[base + i])
-            if not np.isfinite(t):
-                return False
-            out[r] = np.float32(t) / c
+        m0 = m1 = m2 = m3 = x[base]
+        nan = False
+        for i in range(0, quads, 4):
+            a, b, d, e = x[base + i], x[base + i + 1], x[base + i + 2], x[base + i + 3]
+            nan |= (a != a) | (b != b) | (d != d) | (e != e)
+            m0 = a if a > m0 else m0
+            m1 = b if b > m1 else m1
+            m2 = d if d > m2 else m2
+            m3 = e if e > m3 else m3
+        for i in range(quads, n):
+            a = x[base + i]
+            nan |= a != a
+            m0 = a if a > m0 else m0
+        if nan:
+            return False
+        m0 = m1 if m1 > m0 else m0
+        m2 = m3 if m3 > m2 else m2
+        out[r] = m2 if m2 > m0 else m0
     return True
