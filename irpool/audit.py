@@ -259,7 +259,7 @@ def _overhang(op: TracedOp) -> tuple[str, ...]:
         planned = plan(as_converted, op.input_shape, "openvino")
     except IrpoolError:
         return ()
-    return tuple(d for d in touched(as_converted, planned) if d in ("D1", "D1c", "D1d"))
+    return tuple(d for d in touched(planned, params=as_converted) if d in ("D1", "D1c", "D1d"))
 
 
 def differing_values(

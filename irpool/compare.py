@@ -154,13 +154,13 @@ def diagnose_family(
         bound = family.allowance(other, ins, expected[0])
         if _agrees(values, expected, atol, rtol, bound):
             matches.append(name)
-            reasons = reasons or divergences.between_family(used, other, x)
+            reasons = reasons or divergences.between(used, other, x)
     if matches:
         who = " and ".join(f"the {m} convention" for m in matches)
         where = f"; first differing cells (spatial): {cells}" if cells else ""
         text = f"{who} reproduces {oracle}'s numbers: {'; '.join(reasons)}{where}"
     else:
-        known = divergences.touched_family(used, x)
+        known = divergences.touched(used, x)
         hint = f"; the input exercises {', '.join(known)}" if known else ""
         text = (
             f"no convention reproduces {oracle}'s numbers (first differing cells: {cells})"
@@ -168,14 +168,6 @@ def diagnose_family(
             "please report it"
         )
     return Diagnosis(matches, reasons if matches else [], cells, text)
-
-
-def name_divergences(used: PoolPlan, matching: PoolPlan, x: Array) -> list[str]:
-    """The known divergences that separate two plans of the same layer (the divergence
-    table)."""
-    from . import divergences
-
-    return divergences.between(used, matching, x)
 
 
 def diagnose(
@@ -192,6 +184,8 @@ def diagnose(
     """Which convention reproduces the oracle's numbers, and which divergence that is.  With
     `rounding`, float means that differ by no more than summation order can (rounding_bound)
     count as reproduced, and a layer whose every difference is such is said to be that."""
+    from . import divergences
+
     cells = mismatch_cells(got[0], expected[0])
     if rounding:
         bound = rounding_bound(used, x, expected[0])
@@ -216,7 +210,7 @@ def diagnose(
         bound = rounding_bound(other, x, expected[0]) if rounding else None
         if _agrees(values, expected, atol, rtol, bound):
             matches.append(name)
-            reasons = reasons or name_divergences(used, other, x)
+            reasons = reasons or divergences.between(used, other, x)
     if matches:
         who = " and ".join(f"the {m} convention" for m in matches)
         verb = "reproduces" if len(matches) == 1 else "reproduce"

@@ -123,9 +123,9 @@ def _divergence(pl: PoolingLayer, comparisons: list[OutputComparison], ov_layer:
 def _family_divergence(used: FamilyPlan, x: Array) -> str | None:
     """The divergence a family node's input exercises that can separate openvino's
     conversion from onnxruntime (NaN and -inf in a global max, summation orders)."""
-    from .divergences import BY_ID, touched_family
+    from .divergences import BY_ID, touched
 
-    found = touched_family(used, x)
+    found = touched(used, x)
     for key in ("D20", "D17", "D18", "D19", "D23", "D31"):
         if key in found:
             return f"{key}: {BY_ID[key].title}"

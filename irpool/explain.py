@@ -384,7 +384,7 @@ def explain_layer(
         notes=list(pl.notes),
         plan=p,
     )
-    report.divergences = divergences.touched(pl.bound.params_for(len(input_shape)), p)
+    report.divergences = divergences.touched(p, params=pl.bound.params_for(len(input_shape)))
     report.kernel, report.kernel_why = compiled.describe(p)
     if p.reduce == "max":
         report.notes.append(f"NaN in a window: {NAN_MAX_TEXT[p.nan_max]}")
@@ -442,7 +442,7 @@ def _touched_by_any(
         key
         for q in plans.values()
         if isinstance(q, PoolPlan)
-        for key in divergences.touched(params, q)
+        for key in divergences.touched(q, params=params)
     ]
     return list(dict.fromkeys([*own, *touched]))
 
@@ -473,7 +473,7 @@ def _family_report(
         data=told.data,
         conventions=others,
         notes=[*pl.notes, *told.notes],
-        divergences=divergences.touched_family(p),
+        divergences=divergences.touched(p),
         plan=p,
         title=family.title,
     )

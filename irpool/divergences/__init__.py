@@ -4,9 +4,11 @@ Every known divergence (D1 ... D44, and two switches without a number) is one `D
 record: its id, what differs, the systems it separates, the measured story, and the conditions
 under which it shows:
 
-* `touched(params, plan, x)`: this layer (and input) exercises it (fixtures, explain);
+* `touched(plan, x, params)`: this layer (and input) exercises it (fixtures, explain); the
+  record's `touched` judges a windowed plan, `family_touched` a family plan;
 * `between(used, other, x)`: it is what separates two plans of one layer, as said in a compare
-  diagnosis (None: not this one);
+  diagnosis (None: not this one); `between` for windowed plans, `family_between` for family
+  plans;
 * `converted(facts)`: it explains why openvino's conversion of an ONNX node computes something
   else (convert-report);
 * `shape(params)`: it explains why onnx's shape inference or operator text gives an ONNX node
@@ -31,6 +33,7 @@ from typing import Any
 
 from ..families import Array, FamilyPlan
 from ..geometry import PoolParams, PoolPlan
+from ..model import Plan
 from .predicates import Conversion as Conversion
 from .predicates import (
     _d1_converted,
@@ -618,26 +621,26 @@ TABLE: tuple[Divergence, ...] = (
 BY_ID = {d.id: d for d in TABLE}
 
 
-def touched(params: PoolParams, p: PoolPlan, x: Array | None = None) -> list[str]:
-    """The ids of the divergences a layer (and its input, when given) exercises."""
-    return [d.id for d in TABLE if d.touched is not None and d.touched(params, p, x)]
-
-
-def touched_family(p: FamilyPlan, x: Array | None = None) -> list[str]:
-    """The ids of the divergences a family layer (and its input, when given) exercises."""
+def touched(p: Plan, x: Array | None = None, params: PoolParams | None = None) -> list[str]:
+    """The ids of the divergences a layer's plan (and its input, when given) exercises.  A
+    windowed plan is judged with the params it was planned from (`params`), a family plan
+    (adaptive, reduction, Lp, unpooling) by itself."""
+    if isinstance(p, PoolPlan):
+        if params is None:
+            raise TypeError("a windowed plan's divergences are judged with its params")
+        return [d.id for d in TABLE if d.touched is not None and d.touched(params, p, x)]
+    assert isinstance(p, FamilyPlan)
     return [d.id for d in TABLE if d.family_touched is not None and d.family_touched(p, x)]
 
 
-def between_family(used: FamilyPlan, other: FamilyPlan, x: Array) -> list[str]:
-    """What separates two plans of one family layer, one line per divergence."""
-    found = [d.family_between(used, other, x) for d in TABLE if d.family_between is not None]
-    said = [text for text in found if text]
-    return said or ["the conventions differ in a switch this input does not exercise"]
-
-
-def between(used: PoolPlan, other: PoolPlan, x: Array) -> list[str]:
+def between(used: Plan, other: Plan, x: Array) -> list[str]:
     """What separates two plans of one layer, one line per divergence (a compare diagnosis)."""
-    found = [d.between(used, other, x) for d in TABLE if d.between is not None]
+    if isinstance(used, PoolPlan):
+        assert isinstance(other, PoolPlan)
+        found = [d.between(used, other, x) for d in TABLE if d.between is not None]
+    else:
+        assert isinstance(used, FamilyPlan) and isinstance(other, FamilyPlan)
+        found = [d.family_between(used, other, x) for d in TABLE if d.family_between is not None]
     said = [text for text in found if text]
     return said or ["the conventions differ in a switch this input does not exercise"]
 

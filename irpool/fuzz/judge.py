@@ -12,8 +12,8 @@ The verdict, per disagreement:
 * **irpool-bug**: irpool's convention for a runtime does not give that runtime's numbers (or
   refuses what the runtime computes);
 * **explained**: two runtimes differ, each reproduced by irpool's convention for it, and the
-  divergence table names the rule that separates them (`between` / `between_family` on the two
-  plans for this input; `in_conversion` for openvino's ONNX front end): the ids;
+  divergence table names the rule that separates them (`between` on the two plans for this
+  input; `in_conversion` for openvino's ONNX front end): the ids;
 * **new**: two runtimes differ, each reproduced by irpool, and no row of the table names why.
 
 A runtime that refuses what irpool computes, or irpool refusing what a runtime computes, is
