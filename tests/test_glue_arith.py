@@ -52,6 +52,8 @@ def _agree(path: str, feeds: dict[str, np.ndarray]) -> None:
 
 
 BINARY = ["Subtract", "Add", "Multiply", "Divide", "Maximum", "Minimum"]
+WIDE = [pytest.param(et, marks=pytest.mark.slow) for et in ("i32", "i64")]
+"""i32 and i64 grids: ~0.1 s each, run with IRPOOL_SLOW=1 (the 8-bit ones by default)."""
 
 
 HALVES = np.array(
@@ -69,7 +71,7 @@ def test_float_binary_special_values(ov: ModuleType, tmp_path: Path, op: str, et
 
 
 @pytest.mark.oracle
-@pytest.mark.parametrize("et", ["u8", "i8", "i32", "i64"])
+@pytest.mark.parametrize("et", ["u8", "i8", *WIDE])
 @pytest.mark.parametrize("op", [*BINARY, "Divide-pythondiv"])
 def test_integer_binary_edges(ov: ModuleType, tmp_path: Path, op: str, et: str) -> None:
     dtype = np.dtype({"u8": "uint8", "i8": "int8", "i32": "int32", "i64": "int64"}[et])
@@ -102,7 +104,7 @@ def test_negative(ov: ModuleType, tmp_path: Path, et: str) -> None:
 
 
 @pytest.mark.oracle
-@pytest.mark.parametrize("et", ["f32", "f16", "u8", "i8", "i32", "i64"])
+@pytest.mark.parametrize("et", ["f32", "f16", "u8", "i8", *WIDE])
 @pytest.mark.parametrize("bounds", [(0.0, 6.0), (-1.0, 1.0), (2.5, 100.7), (-2.5, 3.5)])
 def test_clamp(ov: ModuleType, tmp_path: Path, et: str, bounds: tuple[float, float]) -> None:
     if et in ("f32", "f16"):
