@@ -501,6 +501,45 @@ def onnx_div(layer: Layer, ins: list[Array]) -> list[Array]:
     return _numpy_binary(layer, ins, div)
 
 
+def onnx_clip(layer: Layer, ins: list[Array]) -> list[Array]:
+    """ONNX Clip as onnxruntime computes it (measured): x < lo ? lo : x, then > hi ? hi : x,
+    so NaN passes and -0 against a +0 bound stays -0.  The bounds are inputs 1 and 2 (opset
+    11 and later) or the min/max attributes (opset 6); an absent one is the type's lowest or
+    largest finite value, so inf is clipped to FLT_MAX (measured)."""
+    x = ins[0]
+    lo: Array | None
+    hi: Array | None
+    if len(ins) == 3:
+        lo, hi = ins[1], ins[2]
+    elif len(ins) == 2 and len(layer.inputs) == 2:
+        lo, hi = ins[1], None
+    elif len(ins) == 1:
+        raw_lo, raw_hi = layer.attrs.get("min"), layer.attrs.get("max")
+        lo = None if raw_lo is None else np.asarray(raw_lo, x.dtype)
+        hi = None if raw_hi is None else np.asarray(raw_hi, x.dtype)
+    else:
+        raise InputError("Clip with only its max input: irpool does not run it")
+    info: Any = np.finfo(x.dtype) if x.dtype.kind == "f" else np.iinfo(x.dtype)
+    lo = np.asarray(info.min if lo is None else lo).astype(x.dtype).reshape(())
+    hi = np.asarray(info.max if hi is None else hi).astype(x.dtype).reshape(())
+    out = np.where(x < lo, lo, x)
+    out = np.where(out > hi, hi, out)
+    return [np.asarray(out.astype(x.dtype))]
+
+
+_ONNX_FLOATS = {1: np.float32, 10: np.float16, 11: np.float64}
+
+
+def onnx_cast(layer: Layer, ins: list[Array]) -> list[Array]:
+    """ONNX Cast to a float type (exact from 8-bit integers and float16, nearest for wider
+    integers, as onnxruntime does: measured for float32); other targets are not run."""
+    to = layer.attrs.get("to")
+    dtype = _ONNX_FLOATS.get(int(to)) if isinstance(to, (int, np.integer)) else None
+    if dtype is None:
+        raise InputError(f"Cast to ONNX type {to}: irpool runs casts to float types only")
+    return [np.asarray(ins[0].astype(dtype))]
+
+
 BINARY = ("Multiply", "Subtract", "Add", "Divide", "Maximum", "Minimum", "Power")
 """The elementwise glue of two inputs that broadcast (numpy or none)."""
 UNARY = ("Abs", "Sign", "ReLU", "Sqrt", "Negative", "Clamp", "Convert")
@@ -594,6 +633,8 @@ GLUE_OPS = (
         Div=onnx_div,
         Max=lambda layer, ins: _numpy_binary(layer, ins, np.maximum),
         Min=lambda layer, ins: _numpy_binary(layer, ins, np.minimum),
+        Clip=onnx_clip,
+        Cast=onnx_cast,
     ),
 )
 REGISTRY.add(*GLUE_OPS)
