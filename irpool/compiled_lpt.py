@@ -6,26 +6,17 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
+from .compiled_base import LayerPath, _declared, _plain, _run_module
 from .model import Graph, Layer
 from .ops import REGISTRY
 from .ops.binding import Bound
 
-if TYPE_CHECKING:
-    from .compiled_model import LayerPath
-
 Array = npt.NDArray[Any]
-
-
-def _cm() -> Any:
-    """compiled_model (which imports this module first)."""
-    from . import compiled_model
-
-    return compiled_model
 
 
 class LptSteps:
@@ -59,13 +50,13 @@ class LptSteps:
         from . import lpt
         from .lpt_run import Quant, levels_of
 
-        rn = _cm()._run_module()
+        rn = _run_module()
         if len(optional) != 5 or any(v is None for v in optional) or any(moving[1:]):
             return None
         x = optional[0]
         quant = getattr(x, "quant", None)
         moved = quant is not None and quant.moved
-        if not moved and not (quant is not None or (_cm()._plain(x) and x.declared == "f32")):
+        if not moved and not (quant is not None or (_plain(x) and x.declared == "f32")):
             return None
         data = quant.codes if quant is not None and moved else x.output()
         if data.dtype != np.float32:
@@ -158,7 +149,7 @@ class LptSteps:
         from .kernel.prepared import PreparedPool
         from .lpt_run import Quant
 
-        rn = _cm()._run_module()
+        rn = _run_module()
         kind = rn._lpt_kind(bound)
         quant = src.quant
         if kind is None or not quant.integral:
@@ -176,7 +167,7 @@ class LptSteps:
             k == 0 and REGISTRY.role(r) == "quantize" for r, k in self._readers(bound.layer)
         )
         value_type = rn.Value
-        declared = _cm()._declared
+        declared = _declared
         layer = bound.layer
         pool: Callable[[Array], tuple[Array, list[Array]]]
         if kind in ("reduce_mean", "reduce_max"):
@@ -196,11 +187,9 @@ class LptSteps:
                 return reduce_codes(kind, x, axes, keep, count), []
 
             path = (
-                _cm().LayerPath(
-                    bound.label, layer.type, "compiled", "on LPT's codes: compiled (numba)"
-                )
+                LayerPath(bound.label, layer.type, "compiled", "on LPT's codes: compiled (numba)")
                 if reduce is not None
-                else _cm().LayerPath(
+                else LayerPath(
                     bound.label,
                     layer.type,
                     "numpy",
@@ -243,7 +232,7 @@ class LptSteps:
                     values, indices = run_plan(x)
                     return values, [] if indices is None else [indices]
 
-            path = _cm().LayerPath(
+            path = LayerPath(
                 bound.label, layer.type, prepared.path, f"on LPT's codes: {prepared.why}"
             )
 
