@@ -552,7 +552,9 @@ class CompiledModel:
                 from .kernel.glue_compiled import fake_quantize as quantize
             return (
                 lambda v: [
-                    rn._fake_quantize(layer, [x for x in v if x is not None], plugin, [], quantize)
+                    rn._fake_quantize(
+                        layer, [x for x in v if x is not None], plugin, [], quantize, graph
+                    )
                 ]
             ), None
         if not spec.pooling:
@@ -738,7 +740,9 @@ class CompiledModel:
         d = lpt.decompose(p)
         shape = tuple(data.shape)
         if quant is not None and moved:
-            p_in, post = lpt.fused_ranges(p, quant.d), quant.post_op
+            # a post-op only where the pooling layer's output has no other reader (run)
+            post = quant.post_op and not rn._shared(self.graph, layer)
+            p_in = lpt.fused_ranges(p, quant.d)
             value_of = self._fq_kernel(shape, p_in, post, True)
         else:
             p_in, post = p, False
@@ -754,13 +758,22 @@ class CompiledModel:
         value_read = d is None or not all(k == 0 and _pools(r) for r, k in readers)
         if not value_read and codes_of is None:
             value_read = True
+        # where LPT pools the codes, the other readers read their dequantization (run.codes_pooled)
+        dequantize = (
+            d.dequantize if d is not None and rn.codes_pooled(self.graph, layer, d) else None
+        )
         label = layer.label
         value_type = rn.Value
 
         def run(v: list[Any]) -> list[Any]:
             src = v[0].quant.codes if moved else v[0].output()
             codes = codes_of(src) if codes_of is not None else None
-            value = value_of(src) if value_read else codes
+            if not value_read:
+                value = codes
+            elif dequantize is not None and codes is not None:
+                value = dequantize(codes)
+            else:
+                value = value_of(src)
             q = Quant(d, codes, source=label) if codes is not None and d is not None else None
             return [value_type(value, "f32", "f32", quant=q)]
 

@@ -15,7 +15,10 @@ Three readings of a FakeQuantize (FQ) with input range [il, ih], output range [o
   output range [lo, hi] of u8 or i8: integer codes) and a dequantization (codes - shift) *
   scale, which LPT moves after the pooling layer, so the layer pools the integer codes
   (`Decomposition`).  An FQ after such a layer is fused with it: its input range divided by the
-  scale, plus the shift (`fused_ranges`).  Measured arithmetic: an average of codes is
+  scale, plus the shift (`fused_ranges`), and runs as a post-op of the layer's node unless
+  the layer's output has another reader (a Result): then it is a Subgraph of its own
+  (products rounded).  Every other reader of an FQ whose codes LPT pools (a Result) reads the
+  dequantization, not the FQ's value.  Measured arithmetic: an average of codes is
   f32(f32(sum) * f32(1/count)); the dequantization is f32(f32(codes - shift) * scale).
 
 Which precision LPT picks (LayerTransformation::getPrecisionDetails and

@@ -339,7 +339,8 @@ def test_fq_chains_prepared_equal_run_and_openvino(name: str, tmp_path: Path) ->
     the same bits as irpool.run and as openvino's CPU plugin, call after call; the pooling
     layer runs on LPT's codes, not on the interpreter's steps.  "readers": the FakeQuantize's
     value and the AvgPool's dequantized output are Results too (the steps that skip what
-    nothing reads must still compute them)."""
+    nothing reads must still compute them; the FakeQuantize's Result reads LPT's
+    dequantization, (codes - shift) * scale, since its range has a zero point)."""
     ov = pytest.importorskip("openvino")
     from lpt_zoo import zoo
 
@@ -381,11 +382,12 @@ def test_fq_chains_prepared_equal_run_and_openvino(name: str, tmp_path: Path) ->
         assert not f.why.startswith("the prepared steps differed"), f.why
     for seed in (3, 4):
         x = np.random.default_rng(seed).uniform(-1.5, 3.5, shape).astype(np.float32)
-        if name != "readers":  # (there irpool.run and openvino differ on some of these)
-            # zeros of both signs (a clamp bound of u8 ranges is 0) and a range's bound
-            x.reshape(-1)[::7] = np.float32(-0.0)
-            x.reshape(-1)[3::11] = np.float32(0.0)
-            x.reshape(-1)[5::13] = np.float32(2.55)
+        # zeros of both signs (a clamp bound of u8 ranges is 0) and a range's bound
+        x.reshape(-1)[::7] = np.float32(-0.0)
+        x.reshape(-1)[3::11] = np.float32(0.0)
+        x.reshape(-1)[5::13] = np.float32(2.55)
+        if name == "readers":
+            x.reshape(-1)[6::17] = np.float32(2.05)
         got = [f(x) for f in models for _ in range(2)]
         expected = irpool.run(path, x).outputs
         truth = _openvino_outputs(ov, path, x)
@@ -394,12 +396,6 @@ def test_fq_chains_prepared_equal_run_and_openvino(name: str, tmp_path: Path) ->
             assert set(value) == set(expected)
             for key, want in expected.items():
                 assert same_bits(value[key], want), key
-        checked = list(expected.items())
-        if name == "readers":
-            # the FakeQuantize's own Result: openvino gives (codes - shift) * scale there when
-            # LPT decomposed the FakeQuantize for the AvgPool (irpool.run does not model that
-            # yet: 159 of 726 cells differ), so only what the AvgPool makes is compared
-            checked = checked[1:]
-        for key, want in checked:
+        for key, want in expected.items():
             names = [n for n in truth if n in key or key in n] or list(truth)
             assert same_bits(want, truth[names[0]].reshape(want.shape)), key

@@ -52,6 +52,8 @@ def _agree(path: str, feeds: dict[str, np.ndarray]) -> None:
 
 
 BINARY = ["Subtract", "Add", "Multiply", "Divide", "Maximum", "Minimum"]
+WIDE = [pytest.param(et, marks=pytest.mark.slow) for et in ("i32", "i64")]
+"""i32 and i64 grids: ~0.1 s each, run with IRPOOL_SLOW=1 (the 8-bit ones by default)."""
 
 
 HALVES = np.array(
@@ -69,7 +71,7 @@ def test_float_binary_special_values(ov: ModuleType, tmp_path: Path, op: str, et
 
 
 @pytest.mark.oracle
-@pytest.mark.parametrize("et", ["u8", "i8", "i32", "i64"])
+@pytest.mark.parametrize("et", ["u8", "i8", *WIDE])
 @pytest.mark.parametrize("op", [*BINARY, "Divide-pythondiv"])
 def test_integer_binary_edges(ov: ModuleType, tmp_path: Path, op: str, et: str) -> None:
     dtype = np.dtype({"u8": "uint8", "i8": "int8", "i32": "int32", "i64": "int64"}[et])
@@ -102,7 +104,7 @@ def test_negative(ov: ModuleType, tmp_path: Path, et: str) -> None:
 
 
 @pytest.mark.oracle
-@pytest.mark.parametrize("et", ["f32", "f16", "u8", "i8", "i32", "i64"])
+@pytest.mark.parametrize("et", ["f32", "f16", "u8", "i8", *WIDE])
 @pytest.mark.parametrize("bounds", [(0.0, 6.0), (-1.0, 1.0), (2.5, 100.7), (-2.5, 3.5)])
 def test_clamp(ov: ModuleType, tmp_path: Path, et: str, bounds: tuple[float, float]) -> None:
     if et in ("f32", "f16"):
@@ -219,19 +221,23 @@ def test_shapes_that_do_not_broadcast_are_refused_in_one_line(
     assert "Subtract" in done.stderr
 
 
-def _affine(path: Path, first: str, second: str, extra_reader: bool) -> str:
-    """f32 x -> first(const) -> second(const) -> MaxPool -> Result (and, with
-    `extra_reader`, the first op's output as a second Result)."""
+def _affine(path: Path, ops: tuple[str, ...], const_first: bool, extra_reader: bool) -> str:
+    """f32 x -> each op of `ops` with a Const (first where `const_first`, except a
+    Subtract's) -> MaxPool -> Result (and, with `extra_reader`, the first op's output as a
+    second Result)."""
     rng = np.random.default_rng(11)
     net = NetBuilder("affine")
-    x = net.parameter("x", [1, 3, 6, 6], "f32")
     shape = [1, 3, 6, 6]
-    c1 = net.const("c1", (rng.standard_normal((1, 3, 1, 1)) * 7).astype(np.float32))
-    a = net.op(first, "opset1", "first", {"auto_broadcast": "numpy"}, [x, c1], [(shape, "f32")])
-    c2 = net.const("c2", rng.uniform(0.01, 0.3, (1, 3, 1, 1)).astype(np.float32))
-    b = net.op(
-        second, "opset1", "second", {"auto_broadcast": "numpy"}, [a[0], c2], [(shape, "f32")]
-    )
+    y = net.parameter("x", shape, "f32")
+    first = None
+    for k, op in enumerate(ops):
+        c = (rng.standard_normal((1, 3, 1, 1)) * 7).astype(np.float32)
+        if op == "Multiply":
+            c = rng.uniform(0.01, 0.3, (1, 3, 1, 1)).astype(np.float32)
+        const = net.const(f"c{k}", c)
+        ins = [const, y] if const_first and op != "Subtract" else [y, const]
+        y = net.op(op, "opset1", f"op{k}", {"auto_broadcast": "numpy"}, ins, [(shape, "f32")])[0]
+        first = first or y
     attrs = {
         "strides": "2,2",
         "pads_begin": "0,0",
@@ -240,25 +246,34 @@ def _affine(path: Path, first: str, second: str, extra_reader: bool) -> str:
         "rounding_type": "floor",
         "auto_pad": "explicit",
     }
-    out = net.op("MaxPool", "opset1", "pool", attrs, [b[0]], [([1, 3, 3, 3], "f32")])
+    out = net.op("MaxPool", "opset1", "pool", attrs, [y], [([1, 3, 3, 3], "f32")])
     net.result("values", out[0])
-    if extra_reader:
-        net.result("inner", a[0])
+    if extra_reader and first is not None:
+        net.result("inner", first)
     net.save(str(path), force=True)
     return str(path)
 
 
 @pytest.mark.oracle
 @pytest.mark.parametrize(
-    "pair", [("Subtract", "Multiply"), ("Add", "Multiply"), ("Multiply", "Add")]
+    "ops",
+    [
+        ("Subtract", "Multiply"),
+        ("Add", "Multiply"),
+        ("Multiply", "Add"),
+        ("Subtract", "Multiply", "Add"),
+        ("Add", "Multiply", "Add"),
+    ],
 )
-@pytest.mark.parametrize("extra_reader", [False, True])
-def test_affine_pairs_fold_as_openvino(
-    ov: ModuleType, tmp_path: Path, pair: tuple[str, str], extra_reader: bool
+@pytest.mark.parametrize(
+    ("const_first", "extra_reader"), [(False, False), (True, False), (False, True)]
+)
+def test_affine_chains_fold_as_openvino(
+    ov: ModuleType, tmp_path: Path, ops: tuple[str, ...], const_first: bool, extra_reader: bool
 ) -> None:
-    """The plugin folds (x -+ c) * s and x * s + c into one fused multiply-add when the
-    first op has no other reader; irpool matches it either way."""
-    path = _affine(tmp_path / "m.xml", *pair, extra_reader)
+    """The plugin folds (x -+ c) * s, x * s + c and (x -+ c) * s + b into one fused
+    multiply-add when the inner ops have no other reader; irpool matches it either way."""
+    path = _affine(tmp_path / "m.xml", ops, const_first, extra_reader)
     x = (np.random.default_rng(5).standard_normal((1, 3, 6, 6)) * 50).astype(np.float32)
     got = irpool_run(path, x)
     want = openvino_run(path, x)

@@ -107,3 +107,72 @@ def test_dequantization_chain_runs_as_onnxruntime(
     codes = rng.integers(0, 256, (1, 3, 7, 7)).astype(np.float32)  # codes as floats
     got = _irpool(path, codes)
     assert same_bits(got, _ort(path, {"x": codes}))
+
+
+@pytest.mark.oracle
+@pytest.mark.parametrize(("lo", "hi"), [(0.0, 6.0), (-0.0, 1.0), (None, None)])
+@pytest.mark.parametrize("opset", [6, 13])
+def test_clip_special_values(
+    ort: ModuleType, onnx: ModuleType, tmp_path: Path, lo: Any, hi: Any, opset: int
+) -> None:
+    from onnx import helper, numpy_helper
+
+    inits = []
+    if opset >= 11:
+        names = ["x"]
+        if lo is not None:
+            inits = [
+                numpy_helper.from_array(np.array(lo, np.float32), "lo"),
+                numpy_helper.from_array(np.array(hi, np.float32), "hi"),
+            ]
+            names += ["lo", "hi"]
+        node = helper.make_node("Clip", names, ["y"])
+    else:
+        bounds = {} if lo is None else {"min": lo, "max": hi}
+        node = helper.make_node("Clip", ["x"], ["y"], **bounds)
+    graph = helper.make_graph(
+        [node],
+        "g",
+        [helper.make_tensor_value_info("x", 1, [FLOATS.size])],
+        [helper.make_tensor_value_info("y", 1, None)],
+        initializer=inits,
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+    model.ir_version = 8
+    path = str(tmp_path / "m.onnx")
+    onnx.save(model, path)
+    assert same_bits(_irpool(path, {"x": FLOATS}), _ort(path, {"x": FLOATS}))
+
+
+@pytest.mark.oracle
+@pytest.mark.parametrize("dtype", ["uint8", "int8", "int32"])
+def test_cast_sub_mul_max_pool(
+    ort: ModuleType, onnx: ModuleType, tmp_path: Path, dtype: str
+) -> None:
+    """Integer codes -> Cast float -> Sub -> Mul -> Clip -> MaxPool, as onnxruntime runs it."""
+    from onnx import helper, numpy_helper
+    from onnx.helper import np_dtype_to_tensor_dtype
+
+    rng = np.random.default_rng(12)
+    info = np.iinfo(dtype)
+    low, high = max(info.min, -(2**20)), min(info.max, 2**20)
+    nodes = [
+        helper.make_node("Cast", ["x"], ["f"], to=1),
+        helper.make_node("Sub", ["f", "zp"], ["s"]),
+        helper.make_node("Mul", ["s", "scale"], ["m"]),
+        helper.make_node("Clip", ["m", "lo", "hi"], ["c"]),
+        helper.make_node(
+            "MaxPool", ["c"], ["y"], kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1]
+        ),
+    ]
+    inits = [
+        numpy_helper.from_array(rng.integers(low, high, (1, 3, 1, 1)).astype(np.float32), "zp"),
+        numpy_helper.from_array(rng.uniform(0.001, 0.2, (1, 3, 1, 1)).astype(np.float32), "scale"),
+        numpy_helper.from_array(np.array(-3.0, np.float32), "lo"),
+        numpy_helper.from_array(np.array(6.0, np.float32), "hi"),
+    ]
+    et = np_dtype_to_tensor_dtype(np.dtype(dtype))
+    inputs = [helper.make_tensor_value_info("x", et, [1, 3, 7, 7])]
+    path = _save(onnx, nodes, inputs, inits, tmp_path / "m.onnx")
+    codes = rng.integers(low, high, (1, 3, 7, 7)).astype(dtype)
+    assert same_bits(_irpool(path, codes), _ort(path, {"x": codes}))

@@ -226,3 +226,54 @@ def test_compare_states_precision_and_probe_effect(ov: Any, tmp_path: Path) -> N
     assert doc["probe"] == {"final_values": 6, "final_values_moved": 0, "max_abs": 0.0}
     asked = api.compare(path, {"x": x}, precision="f32").to_json()
     assert asked["inference_precision_reason"] == "asked for"
+
+
+READER_RANGES = {"u8": (0.0, 2.55), "zp": (-0.5, 2.05), "i8": (-1.28, 1.27), "u8zp": (0.3, 2.85)}
+READER_NETS = ("avg", "avg+pool-result", "max")
+
+
+@pytest.mark.oracle
+@pytest.mark.parametrize("net", READER_NETS)
+@pytest.mark.parametrize("ranges", list(READER_RANGES))
+def test_every_reader_of_a_decomposed_fake_quantize(
+    ov: Any, net: str, ranges: str, tmp_path: Path
+) -> None:
+    """A FakeQuantize read by a pooling layer LPT transforms and by a Result: openvino's every
+    output, bit for bit, on inputs with zeros of both signs and the range's bounds.  The Result
+    reads LPT's dequantization, not the FakeQuantize's value; a second FakeQuantize after a
+    pooling layer whose output is also a Result is not fused into it."""
+    o = ov.opset13
+    lo, hi = READER_RANGES[ranges]
+    shape = (1, 6, 11, 11)
+
+    def c(v: float) -> Any:
+        return o.constant(np.float32(v))
+
+    x = o.parameter(list(shape), np.float32, name="x")
+    q = o.fake_quantize(x, c(lo), c(hi), c(lo), c(hi), 256, name="fq")
+    if net == "max":
+        pool = o.max_pool(q, [2, 2], [1, 1], [1, 1], [1, 1], [3, 3])
+        pool_out = pool.output(0)
+    else:
+        pool = o.avg_pool(q, [2, 2], [1, 1], [1, 1], [3, 3], False)
+        pool_out = pool.output(0)
+    last = o.fake_quantize(pool_out, c(0.0), c(2.0), c(0.0), c(2.0), 256, name="fq_post")
+    results = [o.result(last, name="r_last"), o.result(q, name="r_fq")]
+    if net == "avg+pool-result":
+        results.append(o.result(pool_out, name="r_pool"))
+    path = _save(ov, ov.Model(results, [x], net), tmp_path / "m.xml")
+    core = ov.Core()
+    compiled = core.compile_model(core.read_model(path), "CPU", {"INFERENCE_PRECISION_HINT": "f32"})
+    for seed in (3, 4):
+        data = np.random.default_rng(seed).uniform(-1.5, 3.5, shape).astype(np.float32)
+        flat = data.reshape(-1)
+        flat[::7], flat[3::11] = np.float32(-0.0), np.float32(0.0)
+        flat[5::13], flat[6::17] = np.float32(lo), np.float32(hi)
+        truth = {o.get_any_name(): np.asarray(v) for o, v in compiled({0: data}).items()}
+        got = api.run(path, {"x": data}).outputs
+        assert len(got) == len(truth)
+        for key, want in got.items():
+            name = next(n for n in truth if n in key or key in n)
+            ref = truth[name]
+            bad = int((want.view(np.int32) != ref.view(np.int32)).sum())
+            assert bad == 0, f"{key}: {bad} of {ref.size} cells differ from openvino"

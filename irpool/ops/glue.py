@@ -351,30 +351,107 @@ def _f32_const(fed: tuple[Layer, int] | None, tensors: Any) -> Array | None:
     return np.asarray(value)
 
 
+def _split(graph: Any, layer: Layer) -> tuple[tuple[Layer, int], tuple[Layer, int]] | None:
+    """(what feeds the data input, the Const input) of a two-input layer with one Const input
+    (a Subtract's Const second only); None otherwise."""
+    if len(layer.inputs) != 2:
+        return None
+    first, second = _feeder(graph, layer, 0), _feeder(graph, layer, 1)
+    if first is None or second is None:
+        return None
+    if second[0].type == "Const" and first[0].type != "Const":
+        return first, second
+    if layer.type != "Subtract" and first[0].type == "Const" and second[0].type != "Const":
+        return second, first
+    return None
+
+
+def _only_reader(graph: Any, layer: Layer) -> bool:
+    return sum(1 for e in graph.edges if e.from_layer == layer.id) == 1
+
+
+def _shift_then_scale(graph: Any, layer: Layer) -> tuple[Any, ...] | None:
+    """A Multiply by a Const whose data is an Add or Subtract of a Const read by nothing else:
+    (the Add/Subtract's data, its Const, its type, the Multiply's Const)."""
+    if layer.type != "Multiply":
+        return None
+    split = _split(graph, layer)
+    if split is None or split[0][0].type not in ("Add", "Subtract"):
+        return None
+    inner_layer = split[0][0]
+    inner = _split(graph, inner_layer)
+    if inner is None or not _only_reader(graph, inner_layer):
+        return None
+    return inner[0], inner[1], inner_layer.type, split[1]
+
+
 def folded_pair(graph: Any, layer: Layer) -> tuple[Any, ...] | None:
-    """A Multiply by a Const after an Add or Subtract of one (the Add/Subtract read by nothing
-    else), or an Add of a Const after a Multiply by one: (the inner layer, what feeds its data
-    input, its Const, this layer's Const), each fed as (layer, output port); None otherwise."""
-    if layer.type not in ("Multiply", "Add"):
+    """The pairs the CPU plugin folds into x*s + b: a Multiply by a Const after an Add or
+    Subtract of one, an Add of a Const after a Multiply by one, and an Add of a Const after
+    such a Multiply (each inner layer read by nothing else; the Const on either input, a
+    Subtract's second).  (the data x as fed, the scale's Const, the parts of b in order:
+    ("Add" or "Subtract" before the scale, or "bias" after it, the Const)); None otherwise."""
+    found: tuple[Any, ...] | None = None
+    pair = _shift_then_scale(graph, layer)
+    if pair is not None:
+        src, c, kind, scale = pair
+        found = (src, scale, ((kind, c),))  # a shift before the scale
+    elif layer.type == "Add":
+        split = _split(graph, layer)
+        if split is None or split[0][0].type != "Multiply" or not _only_reader(graph, split[0][0]):
+            return None
+        mul = split[0][0]
+        inner = _shift_then_scale(graph, mul)
+        if inner is not None:
+            src, c, kind, scale = inner
+            found = (src, scale, ((kind, c), ("bias", split[1])))
+        else:
+            scaled = _split(graph, mul)
+            if scaled is None:
+                return None
+            found = (scaled[0], scaled[1], (("bias", split[1]),))
+    if found is None:
         return None
-    fed = _feeder(graph, layer, 0)
-    outer = _feeder(graph, layer, 1)
-    if fed is None or outer is None or outer[0].type != "Const":
+    src = found[0]
+    # longer chains fold further (not measured), except through a shift read elsewhere too,
+    # which stays a layer of its own (measured)
+    alone = found[2][0][0] == "bias" and not _only_reader(graph, src[0])
+    if src[0].type in ("Add", "Subtract", "Multiply") and not alone:
         return None
-    inner_layer = fed[0]
-    wanted = ("Add", "Subtract") if layer.type == "Multiply" else ("Multiply",)
-    if inner_layer.type not in wanted:
-        return None
-    readers = [e for e in graph.edges if e.from_layer == inner_layer.id]
-    inner = _feeder(graph, inner_layer, 1)
-    src = _feeder(graph, inner_layer, 0)
-    if len(readers) != 1 or inner is None or inner[0].type != "Const" or src is None:
-        return None
-    if src[0].type in ("Add", "Subtract", "Multiply"):
-        return None  # longer chains fold further: not measured
     if _constant(graph, src[0]):
         return None  # the plugin folds a constant chain when it compiles: not measured
-    return inner_layer, src, inner, outer
+    return found
+
+
+def fused_affine(graph: Any, layer: Layer, tensors: Any) -> Array | None:
+    """What the CPU plugin computes for a `folded_pair`: its transformations fold the chain
+    into x*s + b, which one fused node computes with one rounding (fma); b is folded in
+    float32 first: (+-c)*s for a shift before the scale, plus a bias added after it
+    (measured: 0 mismatching cells, the Const on either input; op by op mismatches 27-46%).
+    None: no such chain of float32 tensors.  `tensors` maps "label:port" to the arrays
+    computed so far."""
+    found = folded_pair(graph, layer)
+    if found is None:
+        return None
+    src, scale_fed, parts = found
+    x, scale = _f32_const(src, tensors), _f32_const(scale_fed, tensors)
+    if x is None or scale is None:
+        return None
+    consts = [_f32_const(fed, tensors) for _, fed in parts]
+    from ..lpt import fma
+
+    bias: Array | None = None
+    with np.errstate(all="ignore"):
+        for (kind, _), c in zip(parts, consts, strict=True):
+            if c is None:
+                return None
+            if kind == "bias":
+                bias = c if bias is None else (bias + c).astype(np.float32)
+            else:
+                shifted = (c * scale).astype(np.float32)
+                bias = -shifted if kind == "Subtract" else shifted
+        assert bias is not None
+        return fma(x, scale, bias)
 
 
 def _constant(graph: Any, layer: Layer, depth: int = 0) -> bool:
@@ -385,29 +462,6 @@ def _constant(graph: Any, layer: Layer, depth: int = 0) -> bool:
         return False
     fed = [_feeder(graph, layer, k) for k in range(len(layer.inputs))]
     return all(f is not None and _constant(graph, f[0], depth + 1) for f in fed)
-
-
-def fused_affine(graph: Any, layer: Layer, tensors: Any) -> Array | None:
-    """What the CPU plugin computes for a `folded_pair`: its transformations fold the pair
-    into x*s + b, which one fused node computes with one rounding (fma), b = (+-c)*s or c
-    folded in float32 (measured: 0 mismatching cells; (x - c)*s mismatches up to half of
-    them).  None: no such pair of float32 tensors.  `tensors` maps "label:port" to the arrays
-    computed so far."""
-    pair = folded_pair(graph, layer)
-    if pair is None:
-        return None
-    inner_layer, src, inner_fed, outer_fed = pair
-    inner, outer = _f32_const(inner_fed, tensors), _f32_const(outer_fed, tensors)
-    x = _f32_const(src, tensors)
-    if inner is None or outer is None or x is None:
-        return None
-    from ..lpt import fma
-
-    with np.errstate(all="ignore"):
-        if layer.type == "Add":
-            return fma(x, inner, outer)
-        shift = -inner if inner_layer.type == "Subtract" else inner
-        return fma(x, outer, (shift * outer).astype(np.float32))
 
 
 def _numpy_binary(layer: Layer, ins: list[Array], how: Any) -> list[Array]:
@@ -445,6 +499,45 @@ def onnx_div(layer: Layer, ins: list[Array]) -> list[Array]:
         return q.astype(a.dtype)
 
     return _numpy_binary(layer, ins, div)
+
+
+def onnx_clip(layer: Layer, ins: list[Array]) -> list[Array]:
+    """ONNX Clip as onnxruntime computes it (measured): x < lo ? lo : x, then > hi ? hi : x,
+    so NaN passes and -0 against a +0 bound stays -0.  The bounds are inputs 1 and 2 (opset
+    11 and later) or the min/max attributes (opset 6); an absent one is the type's lowest or
+    largest finite value, so inf is clipped to FLT_MAX (measured)."""
+    x = ins[0]
+    lo: Array | None
+    hi: Array | None
+    if len(ins) == 3:
+        lo, hi = ins[1], ins[2]
+    elif len(ins) == 2 and len(layer.inputs) == 2:
+        lo, hi = ins[1], None
+    elif len(ins) == 1:
+        raw_lo, raw_hi = layer.attrs.get("min"), layer.attrs.get("max")
+        lo = None if raw_lo is None else np.asarray(raw_lo, x.dtype)
+        hi = None if raw_hi is None else np.asarray(raw_hi, x.dtype)
+    else:
+        raise InputError("Clip with only its max input: irpool does not run it")
+    info: Any = np.finfo(x.dtype) if x.dtype.kind == "f" else np.iinfo(x.dtype)
+    lo = np.asarray(info.min if lo is None else lo).astype(x.dtype).reshape(())
+    hi = np.asarray(info.max if hi is None else hi).astype(x.dtype).reshape(())
+    out = np.where(x < lo, lo, x)
+    out = np.where(out > hi, hi, out)
+    return [np.asarray(out.astype(x.dtype))]
+
+
+_ONNX_FLOATS = {1: np.float32, 10: np.float16, 11: np.float64}
+
+
+def onnx_cast(layer: Layer, ins: list[Array]) -> list[Array]:
+    """ONNX Cast to a float type (exact from 8-bit integers and float16, nearest for wider
+    integers, as onnxruntime does: measured for float32); other targets are not run."""
+    to = layer.attrs.get("to")
+    dtype = _ONNX_FLOATS.get(int(to)) if isinstance(to, (int, np.integer)) else None
+    if dtype is None:
+        raise InputError(f"Cast to ONNX type {to}: irpool runs casts to float types only")
+    return [np.asarray(ins[0].astype(dtype))]
 
 
 BINARY = ("Multiply", "Subtract", "Add", "Divide", "Maximum", "Minimum", "Power")
@@ -540,6 +633,8 @@ GLUE_OPS = (
         Div=onnx_div,
         Max=lambda layer, ins: _numpy_binary(layer, ins, np.maximum),
         Min=lambda layer, ins: _numpy_binary(layer, ins, np.minimum),
+        Clip=onnx_clip,
+        Cast=onnx_cast,
     ),
 )
 REGISTRY.add(*GLUE_OPS)
