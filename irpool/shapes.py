@@ -217,6 +217,12 @@ def _infer_elementwise(
     qs = elementwise_shape(layer, [shape for shape, _ in got])
     if qs is None:
         return False
+    if not all(_declared_as(port.dims, qs.output) for port in layer.outputs):
+        # the file says otherwise (or -1): its dims stand, as for other layer types, and the
+        # edges after it are checked against them; inputs that do not broadcast still count
+        if qs.refusal is not None:
+            result.quantize[layer.index] = replace(qs, output=None)
+        return False
     result.quantize[layer.index] = qs
     unknown = got[0][1] if qs.output is not None and len(got[0][1]) == len(qs.output) else ()
     for port in layer.outputs:
@@ -224,6 +230,15 @@ def _infer_elementwise(
         result.unknown[(layer.index, port.id)] = unknown
         result.element_types[(layer.index, port.id)] = port.element_type
     return True
+
+
+def _declared_as(dims: tuple[int, ...] | None, shape: Shape | None) -> bool:
+    """Whether declared dims (None: none declared) are exactly a static inferred shape."""
+    if dims is None:
+        return True
+    if shape is None or len(dims) != len(shape):
+        return False
+    return all(d.is_static and d.lo == n for d, n in zip(shape, dims, strict=True))
 
 
 def _infer_fake_quantize(
