@@ -123,104 +123,91 @@ def _family_values(
     return p, outs
 
 
-def diagnose_family(
+def _other_values(
+    pl: PoolingLayer, ins: list[Array | None], convention: str, expected: list[Array]
+) -> tuple[PoolPlan | FamilyPlan, list[Array]]:
+    """The layer under another convention, computed as its family's diagnosis says
+    (`Diagnosing.held`), with the expected outputs' type and indices where they have them."""
+    like = expected[0].dtype
+    if pl.bound.family.diagnosing.held:
+        x = ins[0]
+        assert x is not None
+        return _values_of(pl, x, convention, like, len(expected) > 1)
+    return _family_values(pl, ins, convention, like, len(expected) > 1 or None)
+
+
+def _order_only(
     pl: PoolingLayer,
     ins: list[Array | None],
     expected: list[Array],
-    used: FamilyPlan,
+    used: PoolPlan | FamilyPlan,
     got: list[Array],
-    atol: float,
-    rtol: float,
-    oracle: str = "openvino",
-) -> Diagnosis:
-    """Which convention reproduces the oracle's numbers for a family layer, and which
-    divergence that is."""
-    from . import divergences
-
-    cells = mismatch_cells(got[0], expected[0]) if got else []
-    family = pl.bound.family
-    matches: list[str] = []
-    reasons: list[str] = []
-    x = ins[0] if ins and ins[0] is not None else np.empty((0,))
-    for name in conv.CONVENTIONS:
-        if name == used.convention:
-            continue
-        try:
-            other, values = _family_values(
-                pl, ins, name, expected[0].dtype, len(expected) > 1 or None
-            )
-        except IrpoolError:
-            continue
-        bound = family.allowance(other, ins, expected[0])
-        if _agrees(values, expected, atol, rtol, bound):
-            matches.append(name)
-            reasons = reasons or divergences.between(used, other, x)
-    if matches:
-        who = " and ".join(f"the {m} convention" for m in matches)
-        where = f"; first differing cells (spatial): {cells}" if cells else ""
-        text = f"{who} reproduces {oracle}'s numbers: {'; '.join(reasons)}{where}"
-    else:
-        known = divergences.touched(used, x)
-        hint = f"; the input exercises {', '.join(known)}" if known else ""
-        text = (
-            f"no convention reproduces {oracle}'s numbers (first differing cells: {cells})"
-            f"{hint}; if no divergence explains it, this is a runtime bug or an irpool bug: "
-            "please report it"
-        )
-    return Diagnosis(matches, reasons if matches else [], cells, text)
+    tolerances: tuple[float, float, str],
+    cells: list[Any],
+) -> Diagnosis | None:
+    """The diagnosis of a layer whose every difference is within its family's allowance for
+    another order of operations (summation order), or None."""
+    atol, rtol, oracle = tolerances
+    bound = pl.bound.family.allowance(used, ins, expected[0])
+    if bound is None or not _agrees(got, expected, atol, rtol, bound):
+        return None
+    c = compare_arrays("", got[0], expected[0], 0.0, 0.0, False, bound)
+    text = (
+        f"summation-order rounding: the {c.rounding} differing value(s) are within "
+        f"{SUM_TOLERANCE} (at most {_fmt(c.rounding_share)} of it, {_fmt(c.max_ulp)} "
+        f"ulp); {oracle} sums a window in another order than irpool, the semantics "
+        f"agree; first differing cells (spatial): {cells}"
+    )
+    return Diagnosis([used.convention], ["summation-order rounding"], cells, text)
 
 
 def diagnose(
     pl: PoolingLayer,
-    x: Array,
+    ins: list[Array | None],
     expected: list[Array],
-    used: PoolPlan,
+    used: PoolPlan | FamilyPlan,
     got: list[Array],
     atol: float,
     rtol: float,
     oracle: str = "openvino",
     rounding: bool = False,
 ) -> Diagnosis:
-    """Which convention reproduces the oracle's numbers, and which divergence that is.  With
-    `rounding`, float means that differ by no more than summation order can (rounding_bound)
-    count as reproduced, and a layer whose every difference is such is said to be that."""
+    """Which convention reproduces the oracle's numbers for a layer of any family, and which
+    divergence that is; the layer's family (`Family.diagnosing`) says which conventions are
+    tried, when its allowance applies, and the wording.  `rounding`: the oracle may sum in
+    another order (ONNX input), so values within the family's allowance count as reproduced."""
     from . import divergences
 
-    cells = mismatch_cells(got[0], expected[0])
-    if rounding:
-        bound = rounding_bound(used, x, expected[0])
-        if bound is not None and _agrees(got, expected, atol, rtol, bound):
-            c = compare_arrays("", got[0], expected[0], 0.0, 0.0, False, bound)
-            text = (
-                f"summation-order rounding: the {c.rounding} differing value(s) are within "
-                f"{SUM_TOLERANCE} (at most {_fmt(c.rounding_share)} of it, {_fmt(c.max_ulp)} "
-                f"ulp); {oracle} sums a window in another order than irpool, the semantics "
-                f"agree; first differing cells (spatial): {cells}"
-            )
-            return Diagnosis([used.convention], ["summation-order rounding"], cells, text)
-    matches = []
+    rules = pl.bound.family.diagnosing
+    cells = mismatch_cells(got[0], expected[0]) if got else []
+    if rounding and rules.order_first:
+        found = _order_only(pl, ins, expected, used, got, (atol, rtol, oracle), cells)
+        if found is not None:
+            return found
+    x = ins[0] if ins and ins[0] is not None else np.empty((0,))
+    matches: list[str] = []
     reasons: list[str] = []
     for name, other_convention in conv.CONVENTIONS.items():
-        if name == used.convention or not other_convention.diagnosed:
+        if name == used.convention or not (rules.every_convention or other_convention.diagnosed):
             continue
         try:
-            other, values = _values_of(pl, x, name, expected[0].dtype, len(expected) > 1)
+            other, values = _other_values(pl, ins, name, expected)
         except IrpoolError:
             continue
-        bound = rounding_bound(other, x, expected[0]) if rounding else None
+        allowed = rules.allowance_always or rounding
+        bound = pl.bound.family.allowance(other, ins, expected[0]) if allowed else None
         if _agrees(values, expected, atol, rtol, bound):
             matches.append(name)
             reasons = reasons or divergences.between(used, other, x)
     if matches:
         who = " and ".join(f"the {m} convention" for m in matches)
-        verb = "reproduces" if len(matches) == 1 else "reproduce"
+        verb = "reproduces" if len(matches) == 1 else rules.many
         where = f"; first differing cells (spatial): {cells}" if cells else ""
         text = f"{who} {verb} {oracle}'s numbers: {'; '.join(reasons)}{where}"
     else:
-        text = (
-            f"no convention reproduces {oracle}'s numbers: this is a runtime bug or an irpool "
-            f"bug (first differing cells: {cells}); please report it"
-        )
+        known = divergences.touched(used, x) if rules.lists_touched else []
+        hint = f"; the input exercises {', '.join(known)}" if known else ""
+        text = rules.unmatched.format(oracle=oracle, cells=cells, hint=hint)
     return Diagnosis(matches, reasons if matches else [], cells, text)
 
 
@@ -607,13 +594,13 @@ def _explain_layer(
     if lpt:
         result.diagnosis = Diagnosis([], [], mismatch_cells(got[0], outs[0]), LPT_DIAGNOSIS)
     elif not pl.bound.family.windows:
-        result.diagnosis = diagnose_family(
+        result.diagnosis = diagnose(
             pl, list(ins), outs, computed.fused, got, report.atol, report.rtol, oracle_name
         )
     elif pl.spec.kind != "qlinear":
         result.diagnosis = diagnose(
             pl,
-            x,
+            [x],
             outs,
             computed.used,
             got,

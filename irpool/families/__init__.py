@@ -103,6 +103,34 @@ class Explained:
     notes: list[str] = field(default_factory=list)
 
 
+@dataclass(frozen=True)
+class Diagnosing:
+    """How compare diagnoses a layer of the family whose numbers differ from its runtime's: which
+    conventions it tries, when an order-of-operations allowance applies, how it computes the
+    values under another convention, and how it words the outcome."""
+
+    order_first: bool = False
+    """Where summation order may differ (compare's `rounding`, ONNX input), first ask whether
+    the used plan's differences are all within the family's allowance."""
+    every_convention: bool = True
+    """Try every convention, including those marked `diagnosed=False`."""
+    allowance_always: bool = True
+    """Hold another convention's values to the family's allowance even without `rounding`."""
+    held: bool = False
+    """Compute another convention's values as the runtime holds the layer's tensors (the
+    windowed path, `run.pool_held`), rather than by running the layer and rounding to the
+    expected type."""
+    many: str = "reproduces"
+    """The verb after two or more conventions that reproduce the numbers."""
+    unmatched: str = (
+        "no convention reproduces {oracle}'s numbers (first differing cells: {cells}){hint}; "
+        "if no divergence explains it, this is a runtime bug or an irpool bug: please report it"
+    )
+    """The text when no convention reproduces them ({oracle}, {cells}, and {hint}: the
+    divergences the input exercises, when `lists_touched`)."""
+    lists_touched: bool = True
+
+
 class Family(ABC):
     """One pooling family: how its layers are read, inferred, planned and explained."""
 
@@ -118,6 +146,8 @@ class Family(ABC):
     windows = False
     """The family's plans are windowed pooling's PoolPlans (per-axis windows: explain draws
     them, compare names the window divergences between two of them)."""
+    diagnosing = Diagnosing()
+    """How compare diagnoses a mismatch of one of the family's layers."""
     channels_first = False
     """The family's rules are written for N, C, *spatial data: `bind` transposes the shapes of
     a channels-last layer around them (a family that reads channels_last itself leaves this

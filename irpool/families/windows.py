@@ -9,6 +9,8 @@ are the front ends' (each entry's `read`); this module is the `Family` face `bin
   QLinear layer is transposed around them by `bind`, see `Family.channels_first`);
 * explain: the resolved axes in words;
 * allowance: the summation-order bound of a float mean (`comparison.rounding_bound`).
+* diagnosing: how compare diagnoses a mismatch (summation order first with ONNX input, only
+  the conventions marked diagnosed, the values as the runtime holds the tensors).
 
 QLinearAveragePool is the same window family: its plan is the float32 plan of the pooling
 between the dequantisation and the requantisation (irpool/quant.py).
@@ -24,7 +26,7 @@ from ..comparison import rounding_bound
 from ..conventions import Convention
 from ..geometry import PoolParams, PoolPlan
 from ..model import Shape
-from . import Array, Explained, Family, Marks, Values
+from . import Array, Diagnosing, Explained, Family, Marks, Values
 
 if TYPE_CHECKING:
     from ..model import Layer
@@ -37,6 +39,18 @@ class Windows(Family):
     channels_first = True
     windows = True
     conventions = ("openvino", "onnx", "torch", "tf")
+    diagnosing = Diagnosing(
+        order_first=True,
+        every_convention=False,
+        allowance_always=False,
+        held=True,
+        many="reproduce",
+        unmatched=(
+            "no convention reproduces {oracle}'s numbers: this is a runtime bug or an irpool "
+            "bug (first differing cells: {cells}); please report it"
+        ),
+        lists_touched=False,
+    )
 
     def read(self, spec: OpSpec, layer: Layer, rank: int | None, values: Values) -> PoolParams:
         reader = spec.read
