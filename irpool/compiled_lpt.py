@@ -146,7 +146,6 @@ class LptSteps:
         once; a call pools the codes on the prepared plan (the compiled path where it serves)
         and dequantizes only where a reader other than a FakeQuantize takes the value.  None:
         LPT does not transform the layer (the interpreter's own step)."""
-        from .kernel.prepared import PreparedPool
         from .lpt_run import Quant
 
         rn = _run_module()
@@ -168,73 +167,10 @@ class LptSteps:
         )
         value_type = rn.Value
         declared = _declared
-        layer = bound.layer
-        pool: Callable[[Array], tuple[Array, list[Array]]]
         if kind in ("reduce_mean", "reduce_max"):
-            from .lpt_run import reduce_codes
-
-            axes = tuple(getattr(p, "axes", ()))
-            keep = bool(getattr(p, "keep", True))
-            count = int(getattr(p, "count", 1))
-
-            reduce = self._codes_reduce(kind, codes.shape, axes, count, pooled_codes.shape)
-
-            def pool(x: Array) -> tuple[Array, list[Array]]:
-                if reduce is not None:
-                    out = reduce(x)
-                    if out is not None:
-                        return out, []
-                return reduce_codes(kind, x, axes, keep, count), []
-
-            path = (
-                LayerPath(bound.label, layer.type, "compiled", "on LPT's codes: compiled (numba)")
-                if reduce is not None
-                else LayerPath(
-                    bound.label,
-                    layer.type,
-                    "numpy",
-                    "on LPT's codes: the numpy core, plan prepared"
-                    + ("" if self.kernel_path == "numpy" else " (axes not the last ones)"),
-                )
-            )
+            pool, path = self._codes_reduce_step(bound, kind, codes, p, pooled_codes)
         else:
-            keep_indices = bool(p.indices and bound.indices_used)
-            plan = p if p.indices == keep_indices else dataclasses.replace(p, indices=keep_indices)
-            prepared = PreparedPool(plan, self.threads, self.kernel_path)
-            run_plan = prepared.run
-            if prepared.path == "compiled" and plan.via is None:
-                # the codes are float32 arrays of the traced shape (a FakeQuantize's or a
-                # MaxPool's fresh output): no check per call
-                kernel = prepared._compiled
-
-                def run_plan(x: Array) -> tuple[Array, Array | None]:
-                    return kernel()(x)
-
-            if kind == "avg":
-                from .kernel.windows import divisor
-                from .lpt import mean_of_codes
-
-                div = np.asarray(divisor(p.via or p), dtype=np.float64)
-                recover = self._codes_average(div, pooled_codes.shape, bound.channels_last)
-
-                def pool(x: Array) -> tuple[Array, list[Array]]:
-                    means, _ = run_plan(x)
-                    if recover is not None:
-                        return recover(means), []
-                    with np.errstate(all="ignore"):
-                        sums = np.rint(np.asarray(means, dtype=np.float64) * div)
-                        sums = np.where(np.isfinite(sums), sums, 0.0)
-                    return mean_of_codes(sums.astype(np.float32), div), []
-
-            else:
-
-                def pool(x: Array) -> tuple[Array, list[Array]]:
-                    values, indices = run_plan(x)
-                    return values, [] if indices is None else [indices]
-
-            path = LayerPath(
-                bound.label, layer.type, prepared.path, f"on LPT's codes: {prepared.why}"
-            )
+            pool, path = self._codes_window_step(bound, kind, p, pooled_codes)
 
         def run(v: list[Any]) -> list[Any]:
             pooled, rest = pool(v[0].quant.codes)
@@ -243,6 +179,84 @@ class LptSteps:
             return [value_type(value, "f32", "f32", quant=q), *(declared(a) for a in rest)]
 
         return run, path
+
+    def _codes_reduce_step(
+        self, bound: Bound, kind: str, codes: Array, p: Any, pooled_codes: Array
+    ) -> tuple[Callable[[Array], tuple[Array, list[Array]]], LayerPath]:
+        """A ReduceMean/ReduceMax on LPT's codes: the compiled reduction where one serves."""
+        layer = bound.layer
+        from .lpt_run import reduce_codes
+
+        axes = tuple(getattr(p, "axes", ()))
+        keep = bool(getattr(p, "keep", True))
+        count = int(getattr(p, "count", 1))
+
+        reduce = self._codes_reduce(kind, codes.shape, axes, count, pooled_codes.shape)
+
+        def pool(x: Array) -> tuple[Array, list[Array]]:
+            if reduce is not None:
+                out = reduce(x)
+                if out is not None:
+                    return out, []
+            return reduce_codes(kind, x, axes, keep, count), []
+
+        path = (
+            LayerPath(bound.label, layer.type, "compiled", "on LPT's codes: compiled (numba)")
+            if reduce is not None
+            else LayerPath(
+                bound.label,
+                layer.type,
+                "numpy",
+                "on LPT's codes: the numpy core, plan prepared"
+                + ("" if self.kernel_path == "numpy" else " (axes not the last ones)"),
+            )
+        )
+        return pool, path
+
+    def _codes_window_step(
+        self, bound: Bound, kind: str, p: Any, pooled_codes: Array
+    ) -> tuple[Callable[[Array], tuple[Array, list[Array]]], LayerPath]:
+        """A windowed pooling layer on LPT's codes: its plan prepared once, an AvgPool's sums
+        recovered from the means of the codes."""
+        from .kernel.prepared import PreparedPool
+
+        layer = bound.layer
+        keep_indices = bool(p.indices and bound.indices_used)
+        plan = p if p.indices == keep_indices else dataclasses.replace(p, indices=keep_indices)
+        prepared = PreparedPool(plan, self.threads, self.kernel_path)
+        run_plan = prepared.run
+        if prepared.path == "compiled" and plan.via is None:
+            # the codes are float32 arrays of the traced shape (a FakeQuantize's or a
+            # MaxPool's fresh output): no check per call
+            kernel = prepared._compiled
+
+            def run_plan(x: Array) -> tuple[Array, Array | None]:
+                return kernel()(x)
+
+        if kind == "avg":
+            from .kernel.windows import divisor
+            from .lpt import mean_of_codes
+
+            div = np.asarray(divisor(p.via or p), dtype=np.float64)
+            recover = self._codes_average(div, pooled_codes.shape, bound.channels_last)
+
+            def pool(x: Array) -> tuple[Array, list[Array]]:
+                means, _ = run_plan(x)
+                if recover is not None:
+                    return recover(means), []
+                with np.errstate(all="ignore"):
+                    sums = np.rint(np.asarray(means, dtype=np.float64) * div)
+                    sums = np.where(np.isfinite(sums), sums, 0.0)
+                return mean_of_codes(sums.astype(np.float32), div), []
+
+        else:
+
+            def pool(x: Array) -> tuple[Array, list[Array]]:
+                values, indices = run_plan(x)
+                return values, [] if indices is None else [indices]
+
+        path = LayerPath(bound.label, layer.type, prepared.path, f"on LPT's codes: {prepared.why}")
+        return pool, path
 
     def _codes_average(
         self, div: Array, shape: tuple[int, ...], channels_last: bool
