@@ -521,20 +521,7 @@ class CompiledModel(PoolSteps):
                 return self._elementwise_step(layer, execute, elementwise, optional, moving)
             return elementwise.run, None
         if role == "quantize":
-            if prepare and plugin:
-                made = self._quantize_step(layer, optional, moving)
-                if made is not None:
-                    return made
-            quantize: Any = None
-            if prepare and self.kernel_path != "numpy":
-                from .kernel.glue_compiled import fake_quantize as quantize
-            return (
-                lambda v: [
-                    rn._fake_quantize(
-                        layer, [x for x in v if x is not None], plugin, [], quantize, graph
-                    )
-                ]
-            ), None
+            return self._fq_layer_step(layer, optional, moving, plugin, prepare)
         if not spec.pooling:
             raise _Unknown(role)
         bound = self._bound.get(layer.index)
@@ -543,6 +530,28 @@ class CompiledModel(PoolSteps):
         if not bound.family.windows:
             return self._family_step(bound, optional, moving, prepare)
         return self._pool_step(bound, optional, plugin, hold_f16, prepare)
+
+    def _fq_layer_step(
+        self, layer: Layer, optional: list[Any], moving: list[bool], plugin: bool, prepare: bool
+    ) -> tuple[Callable[[list[Any]], list[Any]], LayerPath | None]:
+        """A FakeQuantize: prepared once on the plugin's reading (compiled_lpt), else the
+        interpreter's step (its kernel compiled where one serves)."""
+        if prepare and plugin:
+            made = self._quantize_step(layer, optional, moving)
+            if made is not None:
+                return made
+        rn = _run_module()
+        graph = self.graph
+        quantize: Any = None
+        if prepare and self.kernel_path != "numpy":
+            from .kernel.glue_compiled import fake_quantize as quantize
+        return (
+            lambda v: [
+                rn._fake_quantize(
+                    layer, [x for x in v if x is not None], plugin, [], quantize, graph
+                )
+            ]
+        ), None
 
     def _convert_step(
         self, layer: Layer, convert: _Prepared, src: Any, plugin: bool
