@@ -342,20 +342,13 @@ def _fq_constants_zero_bounds(shape: tuple[int, ...], p: Any) -> tuple[Any, ...]
     zero's sign by its loop: the sign of a clamped zero cannot reach the output here, since it
     survives x * isc + ish only where ish is a zero too, and steps * osc + ol only where ol is
     -0.0.  So: every ol not -0.0, no range with both bounds zero, no NaN; else ()."""
-    from . import lpt
     from .kernel import glue_compiled as gc
 
-    isc, ish, osc = lpt._scales(p)
-    consts = [p.il, p.ih, isc, ish, osc, p.ol]
-    try:
-        common = np.broadcast_shapes(*(np.shape(c) for c in consts))
-    except ValueError:
+    layout = gc.fq_layout(shape, p)
+    if layout is None:
         return ()
-    fit = gc._pattern(shape, tuple(common))
-    flat = [np.broadcast_to(np.asarray(c, np.float32), common).reshape(-1) for c in consts]
+    flat, fit = layout
     il, ih, ol = flat[0], flat[1], flat[5]
-    if fit is None or any(bool(np.isnan(c).any()) for c in flat):
-        return ()
     if bool(((ol == 0) & np.signbit(ol)).any()) or bool(((il == 0) & (ih == 0)).any()):
         return ()
     gc.kernels()

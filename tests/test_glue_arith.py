@@ -187,6 +187,26 @@ def _cli(*args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
+POOL_2X2 = {
+    "strides": "2,2",
+    "pads_begin": "0,0",
+    "pads_end": "0,0",
+    "kernel": "2,2",
+    "rounding_type": "floor",
+    "auto_pad": "explicit",
+}
+"""A 2x2 stride-2 pool's attributes (no padding, floor)."""
+
+
+def _pooled_and_saved(net: NetBuilder, x: object, path: Path) -> str:
+    """A 2x2 stride-2 AvgPool-1 of `x` (to [1,2,2,2]) as the net's Result, saved at `path`."""
+    attrs = {**POOL_2X2, "exclude-pad": "true"}
+    out = net.op("AvgPool", "opset1", "pool", attrs, [x], [([1, 2, 2, 2], "f32")])
+    net.result("values", out[0])
+    net.save(str(path), force=True)
+    return str(path)
+
+
 def _mismatched(path: Path, broadcast: str) -> str:
     net = NetBuilder("bad")
     x = net.parameter("x", [1, 2, 4, 4], "f32")
@@ -194,19 +214,7 @@ def _mismatched(path: Path, broadcast: str) -> str:
     sub = net.op(
         "Subtract", "opset1", "sub", {"auto_broadcast": broadcast}, [x, c], [([1, 2, 4, 4], "f32")]
     )
-    attrs = {
-        "strides": "2,2",
-        "pads_begin": "0,0",
-        "pads_end": "0,0",
-        "kernel": "2,2",
-        "rounding_type": "floor",
-        "auto_pad": "explicit",
-        "exclude-pad": "true",
-    }
-    out = net.op("AvgPool", "opset1", "pool", attrs, [sub[0]], [([1, 2, 2, 2], "f32")])
-    net.result("values", out[0])
-    net.save(str(path), force=True)
-    return str(path)
+    return _pooled_and_saved(net, sub[0], path)
 
 
 @pytest.mark.parametrize("broadcast", ["numpy", "none"])
@@ -238,14 +246,7 @@ def _affine(path: Path, ops: tuple[str, ...], const_first: bool, extra_reader: b
         ins = [const, y] if const_first and op != "Subtract" else [y, const]
         y = net.op(op, "opset1", f"op{k}", {"auto_broadcast": "numpy"}, ins, [(shape, "f32")])[0]
         first = first or y
-    attrs = {
-        "strides": "2,2",
-        "pads_begin": "0,0",
-        "pads_end": "0,0",
-        "kernel": "2,2",
-        "rounding_type": "floor",
-        "auto_pad": "explicit",
-    }
+    attrs = dict(POOL_2X2)
     out = net.op("MaxPool", "opset1", "pool", attrs, [y], [([1, 3, 3, 3], "f32")])
     net.result("values", out[0])
     if extra_reader and first is not None:
@@ -289,19 +290,7 @@ def _broadcast_net(path: Path, declared: list[int]) -> str:
     sub = net.op(
         "Subtract", "opset1", "sub", {"auto_broadcast": "numpy"}, [x, y], [(declared, "f32")]
     )
-    attrs = {
-        "strides": "2,2",
-        "pads_begin": "0,0",
-        "pads_end": "0,0",
-        "kernel": "2,2",
-        "rounding_type": "floor",
-        "auto_pad": "explicit",
-        "exclude-pad": "true",
-    }
-    out = net.op("AvgPool", "opset1", "pool", attrs, [sub[0]], [([1, 2, 2, 2], "f32")])
-    net.result("values", out[0])
-    net.save(str(path), force=True)
-    return str(path)
+    return _pooled_and_saved(net, sub[0], path)
 
 
 def test_check_infers_broadcast_shapes(tmp_path: Path) -> None:

@@ -130,21 +130,18 @@ def prepare_elementwise(
         # compiler's choice of operand order
         return None
     mid, inner = fit
-    if layer_type == "Multiply":
-        kernel = kernels().multiply
-        negate = False
-    else:
-        kernel = kernels().add
-        negate = layer_type == "Subtract"
+    kernel = kernels().by_constant
+    shift = layer_type != "Multiply"
+    negate = layer_type == "Subtract"
 
     def run_binary(v: list[Any]) -> list[Any]:
         a, s = v[0], v[1]
         out = np.empty(shape, _F32)
         flat = _flat(s)
-        kernel(_flat(a), -flat if negate else flat, mid, inner, out.reshape(-1))
+        kernel(_flat(a), -flat if negate else flat, mid, inner, shift, out.reshape(-1))
         return [out]
 
-    kernel(np.zeros(1, _F32), np.ones(1, _F32), 1, 1, np.empty(1, _F32))
+    kernel(np.zeros(1, _F32), np.ones(1, _F32), 1, 1, shift, np.empty(1, _F32))
     return run_binary, f"compiled (numba): {layer_type} of float32"
 
 
@@ -182,8 +179,10 @@ _FQ_CONSTANTS: dict[Any, tuple[Any, ...]] = {}
 the same ones every time); () where the kernel does not serve them."""
 
 
-def _fq_constants(shape: tuple[int, ...], p: Any) -> tuple[Any, ...]:
-    """(il, ih, isc, ish, osc, ol flat along their run of axes, mid, inner), or ()."""
+def fq_layout(shape: tuple[int, ...], p: Any) -> tuple[list[Array], tuple[int, int]] | None:
+    """A FakeQuantize's constants (il, ih, isc, ish, osc, ol) as float32, flat along the one
+    run of axes of `shape` they vary on, and that run's (mid, inner); None where they vary on
+    more than one run or hold a NaN."""
     from .. import lpt
 
     isc, ish, osc = lpt._scales(p)
@@ -191,10 +190,18 @@ def _fq_constants(shape: tuple[int, ...], p: Any) -> tuple[Any, ...]:
     try:
         common = np.broadcast_shapes(*(np.shape(c) for c in consts))
     except ValueError:
-        return ()
+        return None
     fit = _pattern(shape, tuple(common))
     flat = [np.broadcast_to(np.asarray(c, _F32), common).reshape(-1) for c in consts]
-    if fit is None or any(np.isnan(c).any() for c in flat) or not (flat[0].all() and flat[1].all()):
+    if fit is None or any(bool(np.isnan(c).any()) for c in flat):
+        return None
+    return flat, fit
+
+
+def _fq_constants(shape: tuple[int, ...], p: Any) -> tuple[Any, ...]:
+    """(il, ih, isc, ish, osc, ol flat along their run of axes, mid, inner), or ()."""
+    layout = fq_layout(shape, p)
+    if layout is None or not (layout[0][0].all() and layout[0][1].all()):
         return ()
     kernels()  # numba imported here, not on a timed call
-    return (*flat, *fit)
+    return (*layout[0], *layout[1])

@@ -30,9 +30,10 @@ def half_to_f32(bits, out):
 
 
 @njit(**OPTS)
-def multiply(a, b, mid, inner, out):
-    """out = a * b where b varies along the middle of (outer, mid, inner) only: b[m] scales
-    the run of `inner` elements at (o, m)."""
+def by_constant(a, b, mid, inner, shift, out):
+    """out = a + b (`shift`) or a * b, where b varies along the middle of (outer, mid, inner)
+    only: b[m] applies to the run of `inner` elements at (o, m).  A Subtract passes -b: x - c
+    and x + (-c) are the same IEEE operation, signed zeros included."""
     block = mid * inner
     for o in range(0, a.size, block):
         for m in range(mid):
@@ -40,23 +41,12 @@ def multiply(a, b, mid, inner, out):
             base = o + m * inner
             src = a[base : base + inner]
             dst = out[base : base + inner]
-            for i in range(inner):
-                dst[i] = src[i] * s
-
-
-@njit(**OPTS)
-def add(a, b, mid, inner, out):
-    """out = a + b, b varying as in `multiply` (a Subtract passes -b: x - c and x + (-c) are
-    the same IEEE operation, signed zeros included)."""
-    block = mid * inner
-    for o in range(0, a.size, block):
-        for m in range(mid):
-            s = b[m]
-            base = o + m * inner
-            src = a[base : base + inner]
-            dst = out[base : base + inner]
-            for i in range(inner):
-                dst[i] = src[i] + s
+            if shift:
+                for i in range(inner):
+                    dst[i] = src[i] + s
+            else:
+                for i in range(inner):
+                    dst[i] = src[i] * s
 
 
 @njit(**OPTS)

@@ -8,19 +8,10 @@ than 0.5 of it) and the plugin's arithmetic redone, in one pass over the output.
 
 from __future__ import annotations
 
-import os
-
 import numpy as np
 from numba import njit
 
-CACHE = os.environ.get("IRPOOL_NUMBA_CACHE", "1") != "0"
-OPTS = {
-    "cache": CACHE,
-    "nogil": True,
-    "fastmath": False,
-    "boundscheck": False,
-    "error_model": "numpy",
-}
+from .numba_kernels import OPTS
 
 
 @njit(**OPTS)
