@@ -191,12 +191,7 @@ def openvino_peer(path: Path, x: np.ndarray) -> tuple[Callable[[], Any], Callabl
     }
     compiled = core.compile_model(core.read_model(str(path)), "CPU", config)
     request = compiled.create_infer_request()
-    if x.dtype.name == "bfloat16":
-        tensor = ov.Tensor(ov.Type.bf16, list(x.shape))
-        tensor.data.view(np.uint16)[...] = x.view(np.uint16)
-    else:
-        tensor = ov.Tensor(x, shared_memory=True)
-    request.set_input_tensor(tensor)
+    request.set_input_tensor(peers.input_tensor(x))
 
     def values() -> np.ndarray:
         out = request.get_output_tensor(0)

@@ -39,6 +39,18 @@ class Unavailable(Exception):
     """The peer cannot run this workload (say why)."""
 
 
+def input_tensor(x: np.ndarray) -> Any:
+    """`x` as an openvino tensor set once: its memory shared, bfloat16 written as its bits
+    (numpy has no bfloat16 openvino knows)."""
+    import openvino as ov
+
+    if x.dtype.name == "bfloat16":
+        tensor = ov.Tensor(ov.Type.bf16, list(x.shape))
+        tensor.data.view(np.uint16)[...] = x.view(np.uint16)
+        return tensor
+    return ov.Tensor(x, shared_memory=True)
+
+
 def reason(error: Exception) -> str:
     """Why a peer could not run, in one line: the last line of the message that is not a
     runtime's source location (openvino nests its messages under "Exception from ...")."""
@@ -79,12 +91,7 @@ def openvino_compiled(model: Any, x: np.ndarray, threads: int | None) -> Peer:
         config["INFERENCE_NUM_THREADS"] = threads
     compiled = ov.Core().compile_model(model, "CPU", config)
     request = compiled.create_infer_request()
-    if x.dtype.name == "bfloat16":
-        tensor = ov.Tensor(ov.Type.bf16, list(x.shape))
-        tensor.data.view(np.uint16)[...] = x.view(np.uint16)
-    else:
-        tensor = ov.Tensor(x, shared_memory=True)
-    request.set_input_tensor(tensor)
+    request.set_input_tensor(input_tensor(x))
     outputs = len(compiled.outputs)
 
     def values() -> np.ndarray:
