@@ -393,6 +393,13 @@ class Graph:
         """The edge feeding input port `port_id` of layer `layer_id`, if any."""
         return self._inputs_index().get((layer_id, port_id))
 
+    def feeder(self, layer: Layer, k: int = 0) -> tuple[Layer, int] | None:
+        """The layer (and its output port) feeding input `k` of `layer`, if any."""
+        if layer.id is None or k >= len(layer.inputs):
+            return None
+        edge = self.producer(layer.id, layer.inputs[k].id)
+        return None if edge is None else (self.layer(edge.from_layer), edge.from_port)
+
     def _inputs_index(self) -> dict[tuple[int, int], Edge]:
         cache: dict[tuple[int, int], Edge] | None = getattr(self, "_in_cache", None)
         if cache is None:

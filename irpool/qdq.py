@@ -85,10 +85,8 @@ def _readers(graph: Graph, layer: Layer, port: Port) -> list[tuple[Layer, int]]:
 
 
 def _producer(graph: Graph, layer: Layer, k: int) -> Layer | None:
-    if layer.id is None or k >= len(layer.inputs):
-        return None
-    edge = graph.producer(layer.id, layer.inputs[k].id)
-    return None if edge is None else graph.layer(edge.from_layer)
+    fed = graph.feeder(layer, k)
+    return None if fed is None else fed[0]
 
 
 def _name(port: Port) -> str:

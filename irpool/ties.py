@@ -198,15 +198,6 @@ def _f32(v: float) -> str:
     return str(np.format_float_positional(F32(v), unique=True, trim="-"))
 
 
-def _producer(graph: Graph, layer: Layer, port: int = 0) -> tuple[Layer, int] | None:
-    if layer.id is None or len(layer.inputs) <= port:
-        return None
-    edge = graph.producer(layer.id, layer.inputs[port].id)
-    if edge is None:
-        return None
-    return graph.layer(edge.from_layer), edge.from_port
-
-
 def why_not(graph: Graph, layer: Layer) -> str | None:
     """None where `chain_ties` applies to the layer, else why not (also None where no
     FakeQuantize is around it at all: nothing to say)."""
@@ -225,10 +216,10 @@ def _between(graph: Graph, layer: Layer, source: Layer) -> list[Layer]:
     """The MaxPool layers between the first FakeQuantize and the layer, in order (LPT moves
     the dequantization past them: they pool the codes)."""
     chain: list[Layer] = []
-    found = _producer(graph, layer)
+    found = graph.feeder(layer)
     while found is not None and found[0] is not source:
         chain.insert(0, found[0])
-        found = _producer(graph, found[0])
+        found = graph.feeder(found[0])
     return chain
 
 
@@ -355,7 +346,7 @@ def chain_codes(graph: Graph, layer: Layer, tensors: dict[str, Array]) -> dict[s
     q = quantized_layer(graph, layer)
     if q is None or q.post is None or why_not(graph, layer) is not None:
         return {}
-    before = _producer(graph, q.source)
+    before = graph.feeder(q.source)
     if before is None or not q.source.outputs:
         return {}
     x0 = np.asarray(tensors[f"{before[0].label}:{before[1]}"], dtype=F32)
@@ -375,7 +366,7 @@ def chain_ties(
     q = quantized_layer(graph, layer)
     if q is None or q.post is None or why_not(graph, layer) is not None:
         return None
-    before = _producer(graph, q.source)
+    before = graph.feeder(q.source)
     if before is None or not q.source.outputs:
         return None
     x0 = np.asarray(tensors[f"{before[0].label}:{before[1]}"], dtype=F32)
@@ -534,7 +525,7 @@ def _from_openvino(graph: Graph, chains: list[Layer], arrays: dict[str, Array]) 
     tensors: dict[str, Array] = {}
     for source, value in zip(sources.values(), got, strict=True):
         tensors[f"{source.label}:{source.outputs[0].id}"] = value
-        before = _producer(graph, source)
+        before = graph.feeder(source)
         if before is not None:
             tensors[f"{before[0].label}:{before[1]}"] = value
     return tensors

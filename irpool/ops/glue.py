@@ -334,14 +334,6 @@ def concat(layer: Layer, ins: list[Array]) -> list[Array]:
         raise InputError(f"Concat on axis {axis}: {e}") from None
 
 
-def _feeder(graph: Any, layer: Layer, port: int) -> tuple[Layer, int] | None:
-    """The layer (and its output port) feeding input `port` of `layer`."""
-    if port >= len(layer.inputs) or layer.id is None:
-        return None
-    edge = graph.producer(layer.id, layer.inputs[port].id)
-    return None if edge is None else (graph.layer(edge.from_layer), edge.from_port)
-
-
 def _f32_const(fed: tuple[Layer, int] | None, tensors: Any) -> Array | None:
     if fed is None:
         return None
@@ -356,7 +348,7 @@ def _split(graph: Any, layer: Layer) -> tuple[tuple[Layer, int], tuple[Layer, in
     (a Subtract's Const second only); None otherwise."""
     if len(layer.inputs) != 2:
         return None
-    first, second = _feeder(graph, layer, 0), _feeder(graph, layer, 1)
+    first, second = graph.feeder(layer, 0), graph.feeder(layer, 1)
     if first is None or second is None:
         return None
     if second[0].type == "Const" and first[0].type != "Const":
@@ -460,7 +452,7 @@ def _constant(graph: Any, layer: Layer, depth: int = 0) -> bool:
         return True
     if layer.type == "Parameter" or not layer.inputs or depth > 16:
         return False
-    fed = [_feeder(graph, layer, k) for k in range(len(layer.inputs))]
+    fed = [graph.feeder(layer, k) for k in range(len(layer.inputs))]
     return all(f is not None and _constant(graph, f[0], depth + 1) for f in fed)
 
 
